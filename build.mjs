@@ -1,0 +1,33 @@
+import { build } from 'esbuild'
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+
+const migrations = readdirSync('sql')
+  .filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f))
+  .sort()
+  .map((name) => ({ name, sql: readFileSync(join('sql', name), 'utf8') }))
+
+const out = process.env.STUDIO_BUILD_OUTDIR || 'dist'
+rmSync(out, { recursive: true, force: true })
+mkdirSync(out, { recursive: true })
+await build({
+  entryPoints: { studio: 'src/main.ts' },
+  outdir: out,
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  legalComments: 'none',
+  define: { STUDIO_MIGRATIONS: JSON.stringify(migrations) },
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  logLevel: 'warning',
+})
+
+// PGlite loads its WebAssembly and data files next to the module that imports it.
+const pglite = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'))
+for (const f of ['pglite.wasm', 'pglite.data', 'initdb.wasm']) copyFileSync(join(pglite, f), join(out, f))
+console.log(`built ${out}: ${readdirSync(out).join(' ')}`)

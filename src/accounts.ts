@@ -1,0 +1,81 @@
+import type { Sql } from './db.js'
+import { generateKey } from './keys.js'
+
+export interface CreateKeyInput {
+  email?: string
+  name?: string
+  role?: string
+  plan?: string
+  expiresAt?: Date
+}
+
+export interface CreatedKey {
+  key: string
+  prefix: string
+  accountId: string
+  userId: string | null
+  plan: string
+  expiresAt: Date | null
+}
+
+// A key for a user (created with its own account when the email is new) or, without an email, for a new
+// account of its own with no user.
+export async function createKey(sql: Sql, input: CreateKeyInput): Promise<CreatedKey> {
+  return sql.begin(async (tx) => {
+    let accountId: string
+    let userId: string | null = null
+    if (input.email) {
+      const [user] = await tx<{ id: string; account_id: string }[]>`
+        select id, account_id from users where lower(email) = lower(${input.email}) for update`
+      if (user) {
+        ;({ id: userId, account_id: accountId } = user)
+        if (input.name !== undefined || input.role !== undefined) {
+          await tx`update users set name = coalesce(${input.name ?? null}, name), role = coalesce(${input.role ?? null}, role) where id = ${userId}`
+        }
+        if (input.plan) await tx`update accounts set plan = ${input.plan}, updated_at = now() where id = ${accountId}`
+      } else {
+        ;[{ id: accountId }] = await tx<{ id: string }[]>`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
+        ;[{ id: userId }] = await tx<{ id: string }[]>`
+          insert into users (account_id, email, name, role)
+          values (${accountId}, ${input.email}, ${input.name ?? null}, ${input.role ?? 'owner'}) returning id`
+      }
+    } else {
+      ;[{ id: accountId }] = await tx<{ id: string }[]>`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
+    }
+    const k = generateKey()
+    await tx`
+      insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at)
+      values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${input.expiresAt ?? null})`
+    const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
+    return { key: k.key, prefix: k.prefix, accountId, userId, plan, expiresAt: input.expiresAt ?? null }
+  })
+}
+
+export interface KeyListing {
+  prefix: string
+  account_id: string
+  plan: string
+  email: string | null
+  created_at: Date
+  last_used_at: Date | null
+  expires_at: Date | null
+  revoked_at: Date | null
+}
+
+export const listKeys = (sql: Sql) => sql<KeyListing[]>`
+  select k.prefix, k.account_id, a.plan, u.email, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
+  from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
+  order by k.created_at, k.prefix`
+
+export async function revokeKey(sql: Sql, prefix: string): Promise<boolean> {
+  const rows = await sql`
+    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = now() where prefix = ${prefix} returning prefix`
+  return rows.length === 1
+}
+
+export async function setPlan(sql: Sql, email: string, plan: string): Promise<string | null> {
+  const [row] = await sql<{ id: string }[]>`
+    update accounts set plan = ${plan}, updated_at = now()
+    where id = (select account_id from users where lower(email) = lower(${email})) returning id`
+  return row?.id ?? null
+}

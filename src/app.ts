@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type * as v from 'valibot'
+import type { Principal, KeyStore } from './auth.js'
+import type { Config } from './config.js'
+import type { Database } from './db.js'
+import { ApiError, type ErrorCode } from './errors.js'
+import { errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
+import type { Logger } from './log.js'
+import { Router } from './router.js'
+
+export const BASE = '/api/v1'
+
+export interface Ctx<B = unknown> {
+  req: IncomingMessage
+  res: ServerResponse
+  id: string
+  principal: Principal
+  body: B
+  started: number
+}
+
+export interface Reply {
+  status: number
+  body: unknown
+  headers?: Headers
+}
+
+export interface ResponseDoc {
+  description: string
+  schema?: v.GenericSchema
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>
+}
+
+export interface Route<S extends v.GenericSchema = v.GenericSchema> {
+  method: 'GET' | 'POST'
+  path: string
+  auth: boolean
+  body?: S
+  summary: string
+  operationId?: string
+  responses?: Record<number, ResponseDoc>
+  errors?: ErrorCode[]
+  handle(ctx: Ctx<v.InferOutput<S>>): Promise<Reply> | Reply
+}
+
+export const route = <S extends v.GenericSchema>(r: Route<S>) => r as unknown as Route
+
+export interface AppDeps {
+  config: Config
+  db: Database
+  keys: KeyStore
+  log: Logger
+  routes: Route[]
+}
+
+const DB_DOWN = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED',
+  'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004',
+])
+export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
+
+const bootId = randomBytes(4).toString('hex')
+let seq = 0
+const REQUEST_ID = /^[\w.:-]{1,128}$/
+
+export function createApp(deps: AppDeps) {
+  const { config, log } = deps
+  const router = new Router<Route>()
+  for (const r of deps.routes) router.add(r.method, r.path, r)
+
+  function fail(res: ServerResponse, e: ApiError) {
+    sendJson(res, e.status, errorBody(e), e.headers)
+  }
+
+  function toApiError(e: unknown, id: string, req: IncomingMessage): ApiError {
+    if (e instanceof ApiError) return e
+    if (isDatabaseDown(e)) {
+      log.warn('database unavailable', { id, err: String((e as Error).message) })
+      return new ApiError('service_unavailable', 'The database is not reachable; try again shortly', undefined, { 'retry-after': '2' })
+    }
+    log.error('unhandled error', { id, method: req.method, path: req.url }, e)
+    return new ApiError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs')
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const started = performance.now()
+    const incoming = req.headers['x-request-id']
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
+    res.setHeader('x-request-id', id)
+    res.setHeader('cache-control', 'no-store')
+    res.setHeader('x-content-type-options', 'nosniff')
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    const path = q === -1 ? url : url.slice(0, q)
+    try {
+      const match = router.find(req.method ?? 'GET', path)
+      if (!match) throw new ApiError('not_found', `No route for ${path.length > 200 ? path.slice(0, 200) + '…' : path}`)
+      if ('allow' in match) {
+        const allow = match.allow.join(', ')
+        if (req.method === 'OPTIONS') {
+          res.writeHead(204, { allow }).end()
+          return
+        }
+        throw new ApiError('method_not_allowed', `${req.method} is not allowed here; use ${allow}`, { allow: match.allow }, { allow })
+      }
+      const r = match.route
+      const ctx = { req, res, id, started } as Ctx
+      if (r.auth) ctx.principal = await deps.keys.authenticate(req.headers.authorization)
+      if (r.body) ctx.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
+      else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
+      const reply = await r.handle(ctx)
+      if (res.headersSent) return
+      sendJson(res, reply.status, JSON.stringify(reply.body), reply.headers)
+    } catch (e) {
+      if (res.headersSent) {
+        res.destroy()
+        return
+      }
+      fail(res, toApiError(e, id, req))
+    }
+  }
+
+  const server: Server = createServer(
+    { requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 },
+    (req, res) => void handle(req, res)
+  )
+  return { server, handle }
+}

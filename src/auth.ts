@@ -1,0 +1,127 @@
+import type { Sql } from './db.js'
+import { ApiError } from './errors.js'
+import { hashSecret, parseKey, secretMatches } from './keys.js'
+import type { Logger } from './log.js'
+
+export interface Principal {
+  prefix: string
+  accountId: string
+  userId: string | null
+}
+
+interface KeyRow {
+  prefix: string
+  secret_sha256: Buffer
+  account_id: string
+  user_id: string | null
+  expires_at: Date | null
+  revoked_at: Date | null
+  updated_at: Date
+}
+
+interface CachedKey extends Principal {
+  hash: Buffer
+  expiresAt: number
+  revokedAt: number
+  updatedAt: number
+}
+
+const NEVER = Number.POSITIVE_INFINITY
+const DUMMY_HASH = hashSecret('no such key')
+const BEARER = /^[ \t]*bearer[ \t]+(\S+)[ \t]*$/i
+const MAX_CACHED = 100_000
+
+export const unauthorized = () => new ApiError('unauthorized', 'Missing or invalid API key')
+
+export interface KeyStore {
+  authenticate(header: string | undefined): Promise<Principal>
+  refresh(): Promise<void>
+  flushUsage(): Promise<void>
+  close(): Promise<void>
+}
+
+// Verified keys are cached (including unknown prefixes, so probing costs no database read); a poller reads
+// api_keys rows changed since its last look and drops their cache entries, so a revocation, rotation or new key
+// reaches every process within `pollMs`. last_used_at is written in batches.
+export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs = 500, usageFlushMs = 5000 } = {}): KeyStore {
+  const cache = new Map<string, CachedKey | null>()
+  const used = new Map<string, number>()
+  let since: Date | null = null
+  let polling: Promise<void> | null = null
+
+  const toCached = (r: KeyRow): CachedKey => ({
+    prefix: r.prefix,
+    accountId: r.account_id,
+    userId: r.user_id,
+    hash: r.secret_sha256,
+    expiresAt: r.expires_at ? r.expires_at.getTime() : NEVER,
+    revokedAt: r.revoked_at ? r.revoked_at.getTime() : NEVER,
+    updatedAt: r.updated_at.getTime(),
+  })
+
+  async function load(prefix: string): Promise<CachedKey | null> {
+    const [row] = await sql<KeyRow[]>`
+      select prefix, secret_sha256, account_id, user_id, expires_at, revoked_at, updated_at
+      from api_keys where prefix = ${prefix}`
+    const entry = row ? toCached(row) : null
+    if (cache.size >= MAX_CACHED) cache.clear()
+    cache.set(prefix, entry)
+    return entry
+  }
+
+  async function refresh() {
+    const [{ now }] = await sql<{ now: Date }[]>`select now()`
+    const rows = since
+      ? await sql<{ prefix: string; updated_at: Date }[]>`select prefix, updated_at from api_keys where updated_at > ${since}`
+      : []
+    since = new Date(now.getTime() - 5000)
+    for (const r of rows) {
+      const entry = cache.get(r.prefix)
+      if (entry === undefined || (entry && entry.updatedAt === r.updated_at.getTime())) continue
+      cache.delete(r.prefix)
+    }
+  }
+
+  async function flushUsage() {
+    if (used.size === 0) return
+    const prefixes = [...used.keys()]
+    const times = prefixes.map((p) => new Date(used.get(p)!).toISOString())
+    used.clear()
+    await sql`
+      update api_keys k set last_used_at = u.t
+      from unnest(${prefixes}::text[], ${times}::timestamptz[]) as u(p, t)
+      where k.prefix = u.p and (k.last_used_at is null or k.last_used_at < u.t)`
+  }
+
+  const tick = () => {
+    polling ??= refresh()
+      .catch((e) => log.debug('key refresh failed', { err: String(e) }))
+      .finally(() => (polling = null))
+  }
+  const poller = setInterval(tick, pollMs).unref()
+  const flusher = setInterval(() => flushUsage().catch((e) => log.warn('last_used_at flush failed', { err: String(e) })), usageFlushMs).unref()
+  tick()
+
+  return {
+    async authenticate(header) {
+      const m = header ? BEARER.exec(header) : null
+      const parsed = m ? parseKey(m[1]) : null
+      if (!parsed) throw unauthorized()
+      let entry = cache.get(parsed.prefix)
+      if (entry === undefined) entry = await load(parsed.prefix)
+      const ok = secretMatches(parsed.secret, entry ? entry.hash : DUMMY_HASH)
+      const now = clock()
+      if (!entry || !ok || entry.revokedAt <= now || entry.expiresAt <= now) throw unauthorized()
+      used.set(entry.prefix, now)
+      return entry
+    },
+    refresh: () => (polling ??= refresh().finally(() => (polling = null))),
+    flushUsage,
+    async close() {
+      clearInterval(poller)
+      clearInterval(flusher)
+      await polling?.catch(() => {})
+      await flushUsage().catch((e) => log.warn('last_used_at flush failed', { err: String(e) }))
+    },
+  }
+}

@@ -1,0 +1,66 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { crc32 } from 'node:zlib'
+
+// studio_<prefix>_<secret>: prefix is 12 base62 characters (looked up in clear), secret is 22 random base62
+// characters (131 bits) followed by 6 base62 characters of CRC32 over everything before them, so a mistyped or
+// made-up key is refused without a database read. Only SHA-256(secret) is stored.
+
+export const LABEL = 'studio'
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+const PREFIX_LEN = 12
+const RANDOM_LEN = 22
+const CHECK_LEN = 6
+const SHAPE = new RegExp(`^${LABEL}_([0-9A-Za-z]{${PREFIX_LEN}})_([0-9A-Za-z]{${RANDOM_LEN + CHECK_LEN}})$`)
+
+function randomBase62(n: number): string {
+  let out = ''
+  while (out.length < n) {
+    for (const b of randomBytes(n * 2)) {
+      if (b < 248 && out.length < n) out += ALPHABET[b % 62]
+    }
+  }
+  return out
+}
+
+function base62(n: number, width: number): string {
+  let out = ''
+  for (let i = 0; i < width; i++) {
+    out = ALPHABET[n % 62] + out
+    n = Math.floor(n / 62)
+  }
+  return out
+}
+
+export const checksumOf = (body: string) => base62(crc32(body), CHECK_LEN)
+
+export interface NewKey {
+  key: string
+  prefix: string
+  secretHash: Buffer
+}
+
+export function generateKey(): NewKey {
+  const prefix = randomBase62(PREFIX_LEN)
+  const body = `${LABEL}_${prefix}_${randomBase62(RANDOM_LEN)}`
+  const key = body + checksumOf(body)
+  return { key, prefix, secretHash: hashSecret(key.slice(LABEL.length + PREFIX_LEN + 2)) }
+}
+
+export interface ParsedKey {
+  prefix: string
+  secret: string
+}
+
+export function parseKey(key: string): ParsedKey | null {
+  const m = SHAPE.exec(key)
+  if (!m) return null
+  const cut = key.length - CHECK_LEN
+  if (checksumOf(key.slice(0, cut)) !== key.slice(cut)) return null
+  return { prefix: m[1], secret: m[2] }
+}
+
+export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest()
+
+export const secretMatches = (secret: string, stored: Buffer) => timingSafeEqual(hashSecret(secret), stored)
+
+export const isPrefix = (s: string) => s.length === PREFIX_LEN && /^[0-9A-Za-z]+$/.test(s)

@@ -1,0 +1,66 @@
+import * as v from 'valibot'
+
+export const PLANS = ['FREE', 'STARTER', 'PRO', 'ENTERPRISE'] as const
+export const ROLES = ['owner', 'admin', 'member'] as const
+
+// PostgreSQL text refuses NUL, and lone surrogates cannot be stored as UTF-8: both are refused as input.
+export const text = (max: number, min = 0) =>
+  v.pipe(
+    v.string(),
+    v.minLength(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`),
+    v.maxLength(max, `must be at most ${max} characters`),
+    v.check((s) => !s.includes('\u0000'), 'must not contain NUL characters'),
+    v.check((s) => s.isWellFormed(), 'must be well-formed Unicode (no lone surrogates)')
+  )
+
+const required = (max: number) => v.pipe(text(max), v.check((s) => s.trim() !== '', 'must not be blank'))
+const email = v.pipe(text(254, 1), v.email('must be an email address'))
+
+export const LeadInput = v.pipe(
+  v.strictObject({
+    name: v.pipe(required(200), v.description('Name of the person asking.')),
+    email: v.pipe(email, v.description('Where to answer.')),
+    service: v.pipe(required(200), v.description('The service the lead is interested in.')),
+    message: v.pipe(required(10_000), v.description('What the lead wrote.')),
+    phone: v.optional(text(50)),
+    company: v.optional(text(200)),
+    budget: v.optional(text(100)),
+    locale: v.optional(text(35)),
+    source: v.optional(text(200)),
+    utm: v.optional(
+      v.strictObject({
+        source: v.optional(text(200)),
+        medium: v.optional(text(200)),
+        campaign: v.optional(text(200)),
+      })
+    ),
+  }),
+  v.title('LeadInput')
+)
+export type LeadInput = v.InferOutput<typeof LeadInput>
+
+export const LeadCreated = v.pipe(
+  v.object({
+    id: v.pipe(v.string(), v.uuid(), v.description('Identifier of the new lead.')),
+    createdAt: v.pipe(v.string(), v.isoTimestamp()),
+  }),
+  v.title('LeadCreated')
+)
+
+export const User = v.object({
+  id: v.pipe(v.string(), v.uuid()),
+  email: v.pipe(v.string(), v.email()),
+  name: v.nullable(v.string()),
+  role: v.pipe(v.picklist(ROLES), v.description('owner, admin or member.')),
+})
+
+export const Caller = v.pipe(
+  v.object({
+    user: v.pipe(v.nullable(User), v.description('The user the key belongs to; null for a key issued to the account alone.')),
+    plan: v.picklist(PLANS),
+  }),
+  v.title('Caller')
+)
+
+export const Plan = v.picklist(PLANS)
+export const Role = v.picklist(ROLES)

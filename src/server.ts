@@ -1,0 +1,56 @@
+import type { AddressInfo } from 'node:net'
+import { createApp, type Route } from './app.js'
+import { createKeyStore } from './auth.js'
+import type { Config } from './config.js'
+import { openDatabase, type Database, type Sql } from './db.js'
+import type { Logger } from './log.js'
+import { migrate } from './migrate.js'
+import { openApiRoute } from './openapi.js'
+import { healthRoutes, leadsRoute, meRoute } from './routes.js'
+
+export interface ServiceOptions {
+  log: Logger
+  clock?: () => number
+  db?: Database
+}
+
+export interface Service {
+  url: string
+  port: number
+  db: Database
+  close(): Promise<void>
+}
+
+export function apiRoutes(sql: Sql): Route[] {
+  const api: Route[] = [meRoute(sql), leadsRoute(sql)]
+  return [...api, openApiRoute(api)]
+}
+
+export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
+  const { log } = opts
+  const db = opts.db ?? (await openDatabase(config))
+  const applied = await migrate(db.sql)
+  if (applied.length) log.info('migrations applied', { applied })
+  const keys = createKeyStore(db.sql, log, { clock: opts.clock })
+  const routes = [...apiRoutes(db.sql), ...healthRoutes(db)]
+  const { server } = createApp({ config, db, keys, log, routes })
+  await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.PORT, config.HOST, ok))
+  const { port } = server.address() as AddressInfo
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
+  log.info('listening', { url: `http://${host}:${port}`, database: db.mode })
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    db,
+    close: () =>
+      (closing ??= (async () => {
+        await new Promise<void>((ok) => {
+          server.close(() => ok())
+          server.closeIdleConnections()
+        })
+        await keys.close()
+        if (!opts.db) await db.close()
+      })()),
+  }
+}

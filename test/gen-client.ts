@@ -1,0 +1,8 @@
+// npm run gen:client — regenerates test/generated/studio-api.d.ts from the OpenAPI document the server serves.
+import { writeFileSync } from 'node:fs'
+import openapiTS, { astToString } from 'openapi-typescript'
+import { buildOpenApi } from '../src/openapi.js'
+import { apiRoutes } from '../src/server.js'
+
+const doc = buildOpenApi(apiRoutes(null as never))
+writeFileSync(new URL('./generated/studio-api.d.ts', import.meta.url), astToString(await openapiTS(doc as never)))

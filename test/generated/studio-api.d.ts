@@ -1,0 +1,444 @@
+export interface paths {
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The authenticated user and the plan of their account */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a lead */
+        post: operations["createLead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This document */
+        get: operations["getOpenApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        /** Caller */
+        Caller: {
+            /** @description The user the key belongs to; null for a key issued to the account alone. */
+            user: {
+                /** Format: uuid */
+                id: string;
+                /** Format: email */
+                email: string;
+                name: string | null;
+                /**
+                 * @description owner, admin or member.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "member";
+            } | null;
+            /** @enum {string} */
+            plan: "FREE" | "STARTER" | "PRO" | "ENTERPRISE";
+        };
+        /** LeadCreated */
+        LeadCreated: {
+            /**
+             * Format: uuid
+             * @description Identifier of the new lead.
+             */
+            id: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** LeadInput */
+        LeadInput: {
+            /** @description Name of the person asking. */
+            name: string;
+            /**
+             * Format: email
+             * @description Where to answer.
+             */
+            email: string;
+            /** @description The service the lead is interested in. */
+            service: string;
+            /** @description What the lead wrote. */
+            message: string;
+            phone?: string;
+            company?: string;
+            budget?: string;
+            locale?: string;
+            source?: string;
+            utm?: {
+                source?: string;
+                medium?: string;
+                campaign?: string;
+            };
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller */
+            200: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Caller"];
+                };
+            };
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createLead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadInput"];
+            };
+        };
+        responses: {
+            /** @description The lead is stored */
+            201: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadCreated"];
+                };
+            };
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Request body too large: payload_too_large */
+            413: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Unsupported media type: unsupported_media_type */
+            415: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unsupported_media_type";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input: invalid_request, invalid_json */
+            422: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "invalid_json";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOpenApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 description of this API */
+            200: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+}

@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { createKey, type CreateKeyInput } from '../src/accounts.js'
+import { parseConfig, type Config } from '../src/config.js'
+import { openDatabase, type Database } from '../src/db.js'
+import { createLogger, type Logger } from '../src/log.js'
+import { migrate } from '../src/migrate.js'
+import { startService, type Service, type ServiceOptions } from '../src/server.js'
+
+export interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+// Every key any test issued, and every line any server logged, so a test can prove no key reached a log.
+export const issuedKeys: string[] = []
+export const logLines: string[] = []
+
+export function captureLogger(level: Config['LOG_LEVEL'] = 'debug'): Logger & { lines: string[] } {
+  const lines: string[] = []
+  const sink = { write: (l: string) => (lines.push(l), logLines.push(l)) }
+  return Object.assign(createLogger(level, sink, sink), { lines })
+}
+
+// Its own database per test file: a fresh PostgreSQL database when DATABASE_URL is set, else a fresh embedded one.
+export async function testDatabase(t: Teardown): Promise<Record<string, string>> {
+  const admin = process.env.DATABASE_URL
+  if (!admin) {
+    const dir = mkdtempSync(join(tmpdir(), 'studio-test-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    return { STUDIO_DATA_DIR: dir }
+  }
+  const name = `studio_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const sql = postgres(admin, { max: 1, onnotice: () => {} })
+  await sql.unsafe(`create database ${name}`)
+  await sql.end()
+  t.teardown(async () => {
+    const sql = postgres(admin, { max: 1, onnotice: () => {} })
+    await sql.unsafe(`drop database if exists ${name} with (force)`)
+    await sql.end()
+  })
+  const url = new URL(admin)
+  url.pathname = `/${name}`
+  return { DATABASE_URL: url.toString() }
+}
+
+export interface TestServer extends Service {
+  log: ReturnType<typeof captureLogger>
+  config: Config
+  key(input?: CreateKeyInput): Promise<string>
+  fetch(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>
+}
+
+export async function startTestServer(
+  t: Teardown,
+  env: Record<string, string> = {},
+  opts: Partial<ServiceOptions> & { dbEnv?: Record<string, string> } = {}
+): Promise<TestServer> {
+  const dbEnv = opts.dbEnv ?? (await testDatabase(t))
+  const config = parseConfig({ PORT: '0', LOG_LEVEL: 'debug', ...dbEnv, ...env })
+  const log = captureLogger()
+  const service = await startService(config, { log, ...opts })
+  t.teardown(() => service.close())
+  return {
+    ...service,
+    log,
+    config,
+    key: (input = { email: `u${Math.random().toString(36).slice(2)}@example.com` }) => issueKey(service.db.sql, input),
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers)
+      if (init.key) headers.set('authorization', `Bearer ${init.key}`)
+      let body = init.body
+      if (init.json !== undefined) {
+        body = JSON.stringify(init.json)
+        if (!headers.has('content-type')) headers.set('content-type', 'application/json')
+      }
+      return fetch(service.url + path, { ...init, headers, body })
+    },
+  }
+}
+
+export async function issueKey(sql: Database['sql'], input: CreateKeyInput) {
+  const { key } = await createKey(sql, input)
+  issuedKeys.push(key)
+  return key
+}
+
+export async function openTestDatabase(t: Teardown, dbEnv: Record<string, string>): Promise<Database> {
+  const db = await openDatabase(parseConfig(dbEnv))
+  await migrate(db.sql)
+  t.teardown(() => db.close())
+  return db
+}
