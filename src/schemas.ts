@@ -64,3 +64,50 @@ export const Caller = v.pipe(
 
 export const Plan = v.picklist(PLANS)
 export const Role = v.picklist(ROLES)
+
+export const CompletionRequest = v.pipe(
+  v.strictObject({
+    messages: v.pipe(
+      v.array(
+        v.strictObject({
+          role: v.pipe(v.picklist(['user', 'assistant'], 'must be "user" or "assistant"')),
+          content: text(1_048_576, 1),
+        })
+      ),
+      v.minLength(1, 'must hold at least one message'),
+      v.maxLength(1000, 'must hold at most 1000 messages')
+    ),
+    model: v.optional(v.pipe(v.picklist(['primary', 'fast'], 'must be "primary" or "fast"'), v.description('Model alias.')), 'primary'),
+    system: v.optional(text(1_048_576)),
+    max_tokens: v.optional(
+      v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(4096, 'must be at most 4096')),
+      1024
+    ),
+    temperature: v.optional(
+      v.pipe(
+        v.number('must be a number'),
+        v.minValue(0, 'must be at least 0'),
+        v.maxValue(1, 'must be at most 1'),
+        v.description('Sent upstream only when given; otherwise the model default applies.')
+      )
+    ),
+  }),
+  v.title('CompletionRequest')
+)
+export type CompletionRequest = v.InferOutput<typeof CompletionRequest>
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0))
+export const CompletionResponse = v.pipe(
+  v.object({
+    model: v.pipe(v.string(), v.description('The upstream model that answered.')),
+    content: v.pipe(v.string(), v.description('The generated text.')),
+    stop_reason: v.nullable(v.string()),
+    usage: v.object({
+      input_tokens: count,
+      output_tokens: count,
+      cache_read_input_tokens: count,
+      cache_creation_input_tokens: count,
+    }),
+  }),
+  v.title('CompletionResponse')
+)

@@ -5,13 +5,21 @@ import type { Config } from './config.js'
 import { openDatabase, type Database, type Sql } from './db.js'
 import type { Logger } from './log.js'
 import { migrate } from './migrate.js'
+import { Agent, type Dispatcher } from 'undici'
+import { anthropicAdapter } from './anthropic.js'
+import { completionsRoute, type CompletionsDeps } from './completions.js'
+import { openaiAdapter } from './openai.js'
 import { openApiRoute } from './openapi.js'
+import { createRecorder } from './recorder.js'
+import type { CallOptions, UpstreamConfig } from './upstream.js'
 import { healthRoutes, leadsRoute, meRoute } from './routes.js'
 
 export interface ServiceOptions {
   log: Logger
   clock?: () => number
   db?: Database
+  dispatcher?: Dispatcher
+  backoff?: CallOptions['backoff']
 }
 
 export interface Service {
@@ -21,8 +29,10 @@ export interface Service {
   close(): Promise<void>
 }
 
-export function apiRoutes(sql: Sql): Route[] {
-  const api: Route[] = [meRoute(sql), leadsRoute(sql)]
+export const adapterFor = (config: UpstreamConfig) => (config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config))
+
+export function apiRoutes(sql: Sql, completions: CompletionsDeps): Route[] {
+  const api: Route[] = [meRoute(sql), completionsRoute(completions), leadsRoute(sql)]
   return [...api, openApiRoute(api)]
 }
 
@@ -32,7 +42,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const applied = await migrate(db.sql)
   if (applied.length) log.info('migrations applied', { applied })
   const keys = createKeyStore(db.sql, log, { clock: opts.clock })
-  const routes = [...apiRoutes(db.sql), ...healthRoutes(db)]
+  const dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 })
+  const recorder = createRecorder(db.sql, log)
+  const completions = { adapter: adapterFor(config), dispatcher, recorder, log, timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS, backoff: opts.backoff }
+  const routes = [...apiRoutes(db.sql, completions), ...healthRoutes(db)]
   const { server } = createApp({ config, db, keys, log, routes })
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.PORT, config.HOST, ok))
   const { port } = server.address() as AddressInfo
@@ -49,7 +62,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           server.close(() => ok())
           server.closeIdleConnections()
         })
-        await keys.close()
+        await Promise.all([keys.close(), recorder.close()])
+        if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()
       })()),
   }

@@ -2,7 +2,8 @@
 import { writeFileSync } from 'node:fs'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { buildOpenApi } from '../src/openapi.js'
-import { apiRoutes } from '../src/server.js'
+import { parseConfig } from '../src/config.js'
+import { adapterFor, apiRoutes } from '../src/server.js'
 
-const doc = buildOpenApi(apiRoutes(null as never))
-writeFileSync(new URL('./generated/studio-api.d.ts', import.meta.url), astToString(await openapiTS(doc as never)))
+const doc = buildOpenApi(apiRoutes(null as never, { adapter: adapterFor(parseConfig({})) } as never))
+writeFileSync(new URL('./generated/studio-api.d.ts', import.meta.url), astToString(await openapiTS(doc as never, { defaultNonNullable: false })))

@@ -1,0 +1,79 @@
+import type { Dispatcher } from 'undici'
+import { BASE, route, type Route } from './app.js'
+import type { Logger } from './log.js'
+import type { Recorder } from './recorder.js'
+import { CompletionRequest, CompletionResponse } from './schemas.js'
+import { callUpstream, notConfigured, UpstreamFailure, type Adapter, type CallOptions, type Usage } from './upstream.js'
+
+export interface CompletionsDeps {
+  adapter: Adapter
+  dispatcher: Dispatcher
+  recorder: Recorder
+  log: Logger
+  timeoutMs: number
+  backoff?: CallOptions['backoff']
+}
+
+const serverTiming = {
+  description: 'Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added.',
+  schema: { type: 'string' },
+}
+
+export function completionsRoute(deps: CompletionsDeps): Route {
+  const { adapter, recorder, log } = deps
+  const onAuthFailure = (status: number) =>
+    log.error(`the ${adapter.name} upstream refused our credentials (${status}): check the API key setting`, { upstream: adapter.name, status })
+  return route({
+    method: 'POST',
+    path: `${BASE}/ai/completions`,
+    auth: true,
+    body: CompletionRequest,
+    summary: 'Create a non-streaming language-model completion',
+    operationId: 'createCompletion',
+    responses: { 200: { description: 'The completion', schema: CompletionResponse, headers: { 'Server-Timing': serverTiming } } },
+    errors: [
+      'unauthorized', 'invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'rate_limited',
+      'quota_exceeded', 'upstream_error', 'ai_not_configured', 'upstream_unavailable', 'service_unavailable', 'upstream_timeout',
+    ],
+    async handle({ principal, body, res, started }) {
+      const off = notConfigured(adapter)
+      if (off) throw off
+      const upstreamModel = adapter.models[body.model]
+      const aborter = new AbortController()
+      const onClose = () => res.writableFinished || aborter.abort()
+      res.once('close', onClose)
+      const t0 = performance.now()
+      const record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) =>
+        recorder.record({
+          account_id: principal.accountId,
+          key_prefix: principal.prefix,
+          model_alias: body.model,
+          upstream_model: upstreamModel,
+          input_tokens: usage?.input_tokens ?? 0,
+          output_tokens: usage?.output_tokens ?? 0,
+          cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
+          cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
+          latency_ms: Math.round(performance.now() - t0),
+          attempts,
+          outcome,
+          upstream_request_id: requestId,
+          created_at: new Date(),
+        })
+      try {
+        const call = { model: upstreamModel, messages: body.messages, system: body.system, max_tokens: body.max_tokens, temperature: body.temperature }
+        const r = await callUpstream(adapter, call, { dispatcher: deps.dispatcher, timeoutMs: deps.timeoutMs, signal: aborter.signal, onAuthFailure, backoff: deps.backoff })
+        const upstreamMs = performance.now() - t0
+        record('ok', r.attempts, r.requestId, r.completion.usage)
+        const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - started).toFixed(1)}`
+        return { status: 200, body: r.completion, headers: { 'server-timing': timing } }
+      } catch (e) {
+        if (!(e instanceof UpstreamFailure)) throw e
+        record(e.outcome, e.attempts, e.requestId)
+        log.warn('upstream call failed', { upstream: adapter.name, outcome: e.outcome, attempts: e.attempts, upstream_request_id: e.requestId })
+        throw e.api
+      } finally {
+        res.off('close', onClose)
+      }
+    },
+  })
+}

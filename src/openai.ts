@@ -1,0 +1,60 @@
+import { int, splitBase, type Adapter, type CompletionCall, type UpstreamConfig } from './upstream.js'
+
+type Body = Record<string, any>
+
+const STOP_REASONS: Record<string, string> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  content_filter: 'refusal',
+}
+
+// Any OpenAI-compatible chat-completions server: OpenAI itself, Ollama, vLLM, llama.cpp.
+export function openaiAdapter(config: UpstreamConfig): Adapter {
+  const { origin, prefix } = splitBase(config.OPENAI_BASE_URL ?? 'http://127.0.0.1:1')
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (config.OPENAI_API_KEY) headers.authorization = `Bearer ${config.OPENAI_API_KEY}`
+  return {
+    name: 'openai',
+    origin,
+    models: { primary: config.STUDIO_MODEL_PRIMARY ?? 'gpt-4.1', fast: config.STUDIO_MODEL_FAST ?? 'gpt-4.1-mini' },
+    notConfigured: config.OPENAI_BASE_URL ? null : 'AI completions are not configured: set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
+    requestIdHeader: 'x-request-id',
+    request(call: CompletionCall) {
+      const messages = call.system !== undefined ? [{ role: 'system', content: call.system }, ...call.messages] : call.messages
+      const body: Body = { model: call.model, messages, max_tokens: call.max_tokens }
+      if (call.temperature !== undefined) body.temperature = call.temperature
+      return { path: `${prefix}/chat/completions`, headers, body: JSON.stringify(body) }
+    },
+    parse(b: unknown) {
+      const body = b as Body
+      const choice = body?.choices?.[0]
+      if (!choice || typeof choice !== 'object') throw new Error('no choices')
+      const content = choice.message?.content
+      const usage = body.usage ?? {}
+      const cached = int(usage.prompt_tokens_details?.cached_tokens)
+      const reason = choice.finish_reason
+      return {
+        model: typeof body.model === 'string' ? body.model : '',
+        content: typeof content === 'string' ? content : '',
+        stop_reason: typeof reason === 'string' ? (STOP_REASONS[reason] ?? reason) : null,
+        usage: {
+          input_tokens: Math.max(0, int(usage.prompt_tokens) - cached),
+          output_tokens: int(usage.completion_tokens),
+          cache_read_input_tokens: cached,
+          cache_creation_input_tokens: 0,
+        },
+      }
+    },
+    errorMessage: (b) => {
+      const e = (b as Body)?.error
+      const m = typeof e === 'string' ? e : e?.message
+      return typeof m === 'string' ? m.slice(0, 1000) : null
+    },
+    spendLimit: (_status, b) => {
+      const e = (b as Body)?.error
+      return e?.code === 'insufficient_quota' || e?.type === 'insufficient_quota'
+    },
+  }
+}

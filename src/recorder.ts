@@ -1,0 +1,75 @@
+import type { Sql } from './db.js'
+import type { Logger } from './log.js'
+
+export interface CompletionRecord {
+  account_id: string
+  key_prefix: string
+  model_alias: string
+  upstream_model: string
+  input_tokens: number
+  output_tokens: number
+  cache_read_input_tokens: number
+  cache_creation_input_tokens: number
+  latency_ms: number
+  attempts: number
+  outcome: string
+  upstream_request_id: string | null
+  created_at: Date
+}
+
+const COLUMNS = [
+  'account_id', 'key_prefix', 'model_alias', 'upstream_model', 'input_tokens', 'output_tokens', 'cache_read_input_tokens',
+  'cache_creation_input_tokens', 'latency_ms', 'attempts', 'outcome', 'upstream_request_id', 'created_at',
+] as const
+
+export interface Recorder {
+  record(row: CompletionRecord): void
+  flush(): Promise<void>
+  close(): Promise<void>
+}
+
+// Completion records are written in batches off the response path; a failed batch is kept and retried, and
+// close() writes whatever is left, so a clean shutdown loses nothing.
+export function createRecorder(sql: Sql, log: Logger, { flushMs = 200, batch = 500, maxPending = 100_000 } = {}): Recorder {
+  let pending: CompletionRecord[] = []
+  let flushing: Promise<void> | null = null
+
+  async function write() {
+    while (pending.length > 0) {
+      const rows = pending.slice(0, batch)
+      await sql`insert into completions ${sql(rows, ...COLUMNS)}`
+      pending = pending.slice(rows.length)
+    }
+  }
+
+  const flush = (): Promise<void> =>
+    (flushing ??= write()
+      .catch((e) => {
+        log.warn('completion records not written yet; will retry', { pending: pending.length, err: String((e as Error).message) })
+        if (pending.length > maxPending) pending = pending.slice(pending.length - maxPending)
+        throw e
+      })
+      .finally(() => (flushing = null)))
+
+  const timer = setInterval(() => flush().catch(() => {}), flushMs).unref()
+
+  return {
+    record(row) {
+      pending.push(row)
+      if (pending.length >= batch) flush().catch(() => {})
+    },
+    flush,
+    async close() {
+      clearInterval(timer)
+      await flushing?.catch(() => {})
+      for (let i = 0; i < 3 && pending.length > 0; i++) {
+        try {
+          await flush()
+        } catch {
+          await new Promise((r) => setTimeout(r, 500))
+        }
+      }
+      if (pending.length) log.error('completion records lost at shutdown', { count: pending.length })
+    },
+  }
+}
