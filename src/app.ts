@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type * as v from 'valibot'
 import type { Principal, KeyStore } from './auth.js'
+import type { SlidingWindow, Verdict } from './limits.js'
 import type { Config } from './config.js'
 import type { Database } from './db.js'
 import { ApiError, type ErrorCode } from './errors.js'
@@ -52,6 +53,8 @@ export interface AppDeps {
   keys: KeyStore
   log: Logger
   routes: Route[]
+  limiter: SlidingWindow
+  authFailures: SlidingWindow
 }
 
 const DB_DOWN = new Set([
@@ -59,6 +62,9 @@ const DB_DOWN = new Set([
   'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004',
 ])
 export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
+
+const rateLimited = (message: string, v: Verdict) =>
+  new ApiError('rate_limited', message, { limit: v.limit, retry_after: v.resetS }, { 'retry-after': String(v.resetS) })
 
 const bootId = randomBytes(4).toString('hex')
 let seq = 0
@@ -68,6 +74,26 @@ export function createApp(deps: AppDeps) {
   const { config, log } = deps
   const router = new Router<Route>()
   for (const r of deps.routes) router.add(r.method, r.path, r)
+
+  const policy = `"default";q=${deps.limiter.limit};w=${deps.limiter.windowMs / 1000}`
+
+  async function authenticate(req: IncomingMessage, res: ServerResponse): Promise<Principal> {
+    const address = req.socket.remoteAddress ?? ''
+    const blocked = deps.authFailures.check(address)
+    if (!blocked.ok) throw rateLimited('Too many failed authentications from this address', blocked)
+    let principal: Principal
+    try {
+      principal = await deps.keys.authenticate(req.headers.authorization)
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 'unauthorized') deps.authFailures.hit(address)
+      throw e
+    }
+    const v = deps.limiter.hit(principal.prefix)
+    res.setHeader('ratelimit-policy', policy)
+    res.setHeader('ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)
+    if (!v.ok) throw rateLimited(`More than ${v.limit} requests in 60 seconds with this key`, v)
+    return principal
+  }
 
   function fail(res: ServerResponse, e: ApiError) {
     sendJson(res, e.status, errorBody(e), e.headers)
@@ -106,7 +132,7 @@ export function createApp(deps: AppDeps) {
       }
       const r = match.route
       const ctx = { req, res, id, started } as Ctx
-      if (r.auth) ctx.principal = await deps.keys.authenticate(req.headers.authorization)
+      if (r.auth) ctx.principal = await authenticate(req, res)
       if (r.body) ctx.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
       else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
       const reply = await r.handle(ctx)

@@ -1,11 +1,13 @@
 import type { Dispatcher } from 'undici'
 import { BASE, route, type Route } from './app.js'
 import type { Logger } from './log.js'
+import type { Quota } from './quota.js'
 import type { Recorder } from './recorder.js'
 import { CompletionRequest, CompletionResponse } from './schemas.js'
 import { callUpstream, notConfigured, UpstreamFailure, type Adapter, type CallOptions, type Usage } from './upstream.js'
 
 export interface CompletionsDeps {
+  quota: Quota
   adapter: Adapter
   dispatcher: Dispatcher
   recorder: Recorder
@@ -39,6 +41,8 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       const off = notConfigured(adapter)
       if (off) throw off
       const upstreamModel = adapter.models[body.model]
+      const reservation = await deps.quota.reserve(principal.accountId)
+      let consumed = false
       const aborter = new AbortController()
       const onClose = () => res.writableFinished || aborter.abort()
       res.once('close', onClose)
@@ -63,6 +67,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
         const call = { model: upstreamModel, messages: body.messages, system: body.system, max_tokens: body.max_tokens, temperature: body.temperature }
         const r = await callUpstream(adapter, call, { dispatcher: deps.dispatcher, timeoutMs: deps.timeoutMs, signal: aborter.signal, onAuthFailure, backoff: deps.backoff })
         const upstreamMs = performance.now() - t0
+        consumed = true
         record('ok', r.attempts, r.requestId, r.completion.usage)
         const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - started).toFixed(1)}`
         return { status: 200, body: r.completion, headers: { 'server-timing': timing } }
@@ -73,6 +78,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
         throw e.api
       } finally {
         res.off('close', onClose)
+        if (!consumed) await deps.quota.release(reservation).catch((e) => log.error('quota unit not given back', { account: principal.accountId }, e))
       }
     },
   })

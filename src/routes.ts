@@ -1,16 +1,20 @@
 import { BASE, route, type Route } from './app.js'
 import type { Database, Sql } from './db.js'
+import { unauthorized } from './auth.js'
 import { ApiError } from './errors.js'
+import type { Quota } from './quota.js'
 import { Caller, LeadCreated, LeadInput } from './schemas.js'
 
-interface UserRow {
-  id: string
+interface MeRow {
+  plan: string
+  used: number
+  id: string | null
   email: string
   name: string | null
   role: string
 }
 
-export function meRoute(sql: Sql): Route {
+export function meRoute(sql: Sql, quota: Quota): Route {
   return route({
     method: 'GET',
     path: `${BASE}/me`,
@@ -20,13 +24,15 @@ export function meRoute(sql: Sql): Route {
     responses: { 200: { description: 'The caller', schema: Caller } },
     errors: ['unauthorized', 'rate_limited'],
     async handle({ principal }) {
-      const [account] = await sql<{ plan: string }[]>`select plan from accounts where id = ${principal.accountId}`
-      let user: UserRow | null = null
-      if (principal.userId) {
-        ;[user] = await sql<UserRow[]>`select id, email, name, role from users where id = ${principal.userId}`
-      }
-      if (!account) throw new ApiError('unauthorized', 'Missing or invalid API key')
-      return { status: 200, body: { user: user ?? null, plan: account.plan } }
+      const [row] = await sql<MeRow[]>`
+        select a.plan, coalesce(q.used, 0) as used, u.id, u.email, u.name, u.role
+        from accounts a
+        left join users u on u.id = ${principal.userId}
+        left join quota_usage q on q.account_id = a.id and q.month = ${quota.month().month}
+        where a.id = ${principal.accountId}`
+      if (!row) throw unauthorized()
+      const user = row.id ? { id: row.id, email: row.email, name: row.name, role: row.role } : null
+      return { status: 200, body: { user, plan: row.plan, quota: quota.status(row.plan, row.used) } }
     },
   })
 }

@@ -54,10 +54,21 @@ export const User = v.object({
   role: v.pipe(v.picklist(ROLES), v.description('owner, admin or member.')),
 })
 
+export const Quota = v.pipe(
+  v.object({
+    limit: v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description('Completions per calendar month (UTC); null when unlimited.')),
+    used: v.pipe(v.number(), v.integer()),
+    remaining: v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description('null when unlimited.')),
+    resets_at: v.pipe(v.string(), v.isoTimestamp(), v.description('Start of the next calendar month, UTC.')),
+  }),
+  v.description('Monthly AI quota of the account; one unit is one completion the upstream answered.')
+)
+
 export const Caller = v.pipe(
   v.object({
     user: v.pipe(v.nullable(User), v.description('The user the key belongs to; null for a key issued to the account alone.')),
     plan: v.picklist(PLANS),
+    quota: Quota,
   }),
   v.title('Caller')
 )

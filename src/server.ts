@@ -10,6 +10,8 @@ import { anthropicAdapter } from './anthropic.js'
 import { completionsRoute, type CompletionsDeps } from './completions.js'
 import { openaiAdapter } from './openai.js'
 import { openApiRoute } from './openapi.js'
+import { SlidingWindow } from './limits.js'
+import { createQuota } from './quota.js'
 import { createRecorder } from './recorder.js'
 import type { CallOptions, UpstreamConfig } from './upstream.js'
 import { healthRoutes, leadsRoute, meRoute } from './routes.js'
@@ -32,7 +34,7 @@ export interface Service {
 export const adapterFor = (config: UpstreamConfig) => (config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config))
 
 export function apiRoutes(sql: Sql, completions: CompletionsDeps): Route[] {
-  const api: Route[] = [meRoute(sql), completionsRoute(completions), leadsRoute(sql)]
+  const api: Route[] = [meRoute(sql, completions.quota), completionsRoute(completions), leadsRoute(sql)]
   return [...api, openApiRoute(api)]
 }
 
@@ -44,9 +46,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const keys = createKeyStore(db.sql, log, { clock: opts.clock })
   const dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 })
   const recorder = createRecorder(db.sql, log)
-  const completions = { adapter: adapterFor(config), dispatcher, recorder, log, timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS, backoff: opts.backoff }
+  const clock = opts.clock ?? Date.now
+  const quota = createQuota(db.sql, config, clock)
+  const limiter = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, clock)
+  const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, clock)
+  const completions = { quota, adapter: adapterFor(config), dispatcher, recorder, log, timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS, backoff: opts.backoff }
   const routes = [...apiRoutes(db.sql, completions), ...healthRoutes(db)]
-  const { server } = createApp({ config, db, keys, log, routes })
+  const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures })
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.PORT, config.HOST, ok))
   const { port } = server.address() as AddressInfo
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
@@ -62,6 +68,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           server.close(() => ok())
           server.closeIdleConnections()
         })
+        limiter.close()
+        authFailures.close()
         await Promise.all([keys.close(), recorder.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()

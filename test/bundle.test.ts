@@ -1,33 +1,16 @@
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
-import { issuedKeys, testDatabase } from './helpers.js'
+import { buildBundle, issuedKeys, spawnServer, testDatabase } from './helpers.js'
 
 const exec = promisify(execFile)
-const dir = mkdtempSync(join(tmpdir(), 'studio-bundle-'))
+const dir = mkdtempSync(join(tmpdir(), 'studio-bundle-run-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-const out = join(dir, 'dist')
-await exec(process.execPath, ['build.mjs'], { env: { ...process.env, STUDIO_BUILD_OUTDIR: out } })
-const bin = join(out, 'studio.mjs')
-
-async function serve(env: Record<string, string>) {
-  const child = spawn(process.execPath, [bin, 'serve'], { cwd: dir, env: { PATH: process.env.PATH, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stderr.on('data', (d) => (output += d))
-  const url = await new Promise<string>((ok, fail) => {
-    child.stdout.on('data', (d) => {
-      output += d
-      const m = /"url":"(http:[^"]+)"/.exec(output)
-      if (m) ok(m[1])
-    })
-    child.once('exit', (code) => fail(new Error(`exited ${code}: ${output}`)))
-  })
-  const exited = new Promise<number | null>((ok) => child.once('exit', ok))
-  return { url, stop: () => (child.kill('SIGTERM'), exited), output: () => output }
-}
+const bin = await buildBundle(t)
+const serve = (env: Record<string, string>) => spawnServer(t, env, dir)
 
 const cli = (args: string[], env: Record<string, string>) => exec(process.execPath, [bin, ...args], { cwd: dir, env: { PATH: process.env.PATH, ...env } })
 

@@ -1,6 +1,8 @@
+import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import postgres from 'postgres'
 import { createKey, type CreateKeyInput } from '../src/accounts.js'
 import { parseConfig, type Config } from '../src/config.js'
@@ -8,6 +10,8 @@ import { openDatabase, type Database } from '../src/db.js'
 import { createLogger, type Logger } from '../src/log.js'
 import { migrate } from '../src/migrate.js'
 import { startService, type Service, type ServiceOptions } from '../src/server.js'
+
+const execFileP = promisify(execFile)
 
 export interface Teardown {
   teardown(fn: () => unknown): void
@@ -58,7 +62,7 @@ export async function startTestServer(
   opts: Partial<ServiceOptions> & { dbEnv?: Record<string, string> } = {}
 ): Promise<TestServer> {
   const dbEnv = opts.dbEnv ?? (await testDatabase(t))
-  const config = parseConfig({ PORT: '0', LOG_LEVEL: 'debug', ...dbEnv, ...env })
+  const config = parseConfig({ PORT: '0', LOG_LEVEL: 'debug', STUDIO_AUTH_FAIL_LIMIT: '100000', ...dbEnv, ...env })
   const log = captureLogger()
   const service = await startService(config, { log, ...opts })
   t.teardown(() => service.close())
@@ -91,4 +95,44 @@ export async function openTestDatabase(t: Teardown, dbEnv: Record<string, string
   await migrate(db.sql)
   t.teardown(() => db.close())
   return db
+}
+
+let built: Promise<string> | undefined
+
+// Builds the bundle once per test process into a temporary directory and returns the path of studio.mjs.
+export function buildBundle(t: Teardown): Promise<string> {
+  return (built ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'studio-bundle-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const out = join(dir, 'dist')
+    await execFileP(process.execPath, ['build.mjs'], { env: { ...process.env, STUDIO_BUILD_OUTDIR: out } })
+    return join(out, 'studio.mjs')
+  })())
+}
+
+export interface Spawned {
+  url: string
+  output(): string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+// Runs `studio serve` from the bundle as a separate process; resolves once it listens.
+export async function spawnServer(t: Teardown, env: Record<string, string>, cwd = tmpdir()): Promise<Spawned> {
+  const bin = await buildBundle(t)
+  const child = spawn(process.execPath, [bin, 'serve'], { cwd, env: { PATH: process.env.PATH, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stderr.on('data', (d) => (output += d))
+  const exited = new Promise<number | null>((ok) => child.once('exit', ok))
+  const url = await new Promise<string>((ok, fail) => {
+    child.stdout.on('data', (d) => {
+      output += d
+      const m = /"url":"(http:[^"]+)"/.exec(output)
+      if (m) ok(m[1])
+    })
+    void exited.then((code) => fail(new Error(`exited ${code}: ${output}`)))
+    setTimeout(() => fail(new Error(`not listening after 30 s: ${output}`)), 30_000).unref()
+  })
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') => (child.exitCode === null && child.kill(signal), exited)
+  t.teardown(() => stop('SIGKILL'))
+  return { url, stop, output: () => output }
 }

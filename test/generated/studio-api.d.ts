@@ -88,6 +88,19 @@ export interface components {
             } | null;
             /** @enum {string} */
             plan: "FREE" | "STARTER" | "PRO" | "ENTERPRISE";
+            /** @description Monthly AI quota of the account; one unit is one completion the upstream answered. */
+            quota: {
+                /** @description Completions per calendar month (UTC); null when unlimited. */
+                limit: number | null;
+                used: number;
+                /** @description null when unlimited. */
+                remaining: number | null;
+                /**
+                 * Format: date-time
+                 * @description Start of the next calendar month, UTC.
+                 */
+                resets_at: string;
+            };
         };
         /** CompletionResponse */
         CompletionResponse: {
