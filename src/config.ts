@@ -24,7 +24,7 @@ export const settings = {
   STUDIO_DB_POOL: { schema: int(1, 100), default: '10', doc: 'connections in the PostgreSQL pool' },
   LOG_LEVEL: { schema: v.picklist(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', doc: 'debug, info, warn, error or silent' },
   STUDIO_BODY_LIMIT: { schema: int(1024, 64 * 1024 * 1024), default: '1048576', doc: 'largest request body in bytes (413 above)' },
-  STUDIO_RATE_LIMIT: { schema: int(1, 1_000_000), default: '300', doc: 'requests per key in any rolling 60 s window' },
+  STUDIO_RATE_LIMIT: { schema: int(1, 1_000_000_000), default: '300', doc: 'requests per key in any rolling 60 s window' },
   STUDIO_AUTH_FAIL_LIMIT: { schema: int(1, 1_000_000), default: '30', doc: 'failed authentications per client address per rolling 60 s' },
   STUDIO_QUOTA_FREE: { schema: quota, default: '100', doc: 'completions per calendar month (UTC), plan FREE' },
   STUDIO_QUOTA_STARTER: { schema: quota, default: '5000', doc: 'completions per month, plan STARTER' },

@@ -1,0 +1,44 @@
+// A closed-loop HTTP load generator: `connections` keep-alive connections, each sending its next request as soon as
+// the previous answer is read, for `seconds`. Prints JSON: requests/s, exact latency percentiles (ms), status counts.
+import { Pool } from 'undici'
+
+const { url, method = 'GET', headers = {}, body, connections = 20, seconds = 5, warmup = 1 } = JSON.parse(process.argv[2])
+const u = new URL(url)
+const pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 })
+const path = u.pathname + u.search
+const latencies = []
+const statuses = {}
+const all = {}
+let measuring = false
+let stop = false
+
+async function loop() {
+  while (!stop) {
+    const t0 = process.hrtime.bigint()
+    try {
+      const res = await pool.request({ path, method, headers, body })
+      await res.body.dump()
+      all[res.statusCode] = (all[res.statusCode] ?? 0) + 1
+      if (measuring) {
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
+        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1
+      }
+    } catch (e) {
+      if (measuring) statuses[e.code ?? 'error'] = (statuses[e.code ?? 'error'] ?? 0) + 1
+    }
+  }
+}
+
+const loops = Array.from({ length: connections }, loop)
+await new Promise((r) => setTimeout(r, warmup * 1000))
+measuring = true
+const t0 = performance.now()
+await new Promise((r) => setTimeout(r, seconds * 1000))
+measuring = false
+const elapsed = (performance.now() - t0) / 1000
+stop = true
+await Promise.all(loops)
+await pool.close()
+latencies.sort((a, b) => a - b)
+const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN
+process.stdout.write(JSON.stringify({ requests: latencies.length, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), statuses, all }) + '\n')

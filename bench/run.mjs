@@ -1,0 +1,220 @@
+// npm run bench — builds the bundle, starts it and the baselines, and measures them side by side in interleaved
+// rounds (A B A B …), printing medians and ratios. Server processes are pinned to core 0 and the load generator to
+// core 1 where `taskset` exists. Uses DATABASE_URL (a scratch database is created in it) or the embedded database.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { build } from 'esbuild'
+import postgres from 'postgres'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0 && cpus().length > 1
+const pin = (core, cmd, args) => (hasTaskset ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args])
+const children = []
+const cleanups = []
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const log = (s) => process.stderr.write(s + '\n')
+
+process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')))
+
+function start(core, args, env = {}) {
+  const [cmd, argv] = pin(core, process.execPath, args)
+  const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  children.push(child)
+  return child
+}
+
+const firstLine = (child) =>
+  new Promise((ok, fail) => {
+    let buf = ''
+    child.stdout.on('data', (d) => {
+      buf += d
+      if (buf.includes('\n')) ok(JSON.parse(buf.split('\n')[0]))
+    })
+    child.once('exit', (code) => fail(new Error(`exited ${code}`)))
+  })
+
+const freePort = () =>
+  new Promise((ok) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address()
+      s.close(() => ok(port))
+    })
+  })
+
+async function waitHealthy(url, deadlineMs = 30_000) {
+  const end = Date.now() + deadlineMs
+  for (;;) {
+    try {
+      const r = await fetch(url + '/healthz')
+      if (r.ok) return
+    } catch {}
+    if (Date.now() > end) throw new Error(`${url} never became healthy`)
+    await new Promise((r) => setTimeout(r, 2))
+  }
+}
+
+function load(opts) {
+  const [cmd, argv] = pin(1, process.execPath, ['bench/load.mjs', JSON.stringify({ seconds: SECONDS, ...opts })])
+  const r = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 26 })
+  if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`)
+  return JSON.parse(r.stdout.trim().split('\n').at(-1))
+}
+
+// ---- setup
+log('building…')
+execFileSync(process.execPath, ['build.mjs'], { stdio: 'ignore' })
+const work = mkdtempSync(join(tmpdir(), 'studio-bench-'))
+cleanups.push(() => rmSync(work, { recursive: true, force: true }))
+let dbEnv
+let admin
+const benchDb = `studio_bench_${process.pid}`
+if (process.env.DATABASE_URL) {
+  admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`create database ${benchDb}`)
+  cleanups.push(async () => {
+    await admin.unsafe(`drop database if exists ${benchDb} with (force)`)
+    await admin.end()
+  })
+  const u = new URL(process.env.DATABASE_URL)
+  u.pathname = `/${benchDb}`
+  dbEnv = { DATABASE_URL: u.toString() }
+} else {
+  dbEnv = { STUDIO_DATA_DIR: join(work, 'data') }
+}
+const mode = dbEnv.DATABASE_URL ? 'external PostgreSQL' : 'embedded PGlite'
+
+const fake = start(1, ['bench/fake-upstream.mjs', '20'])
+const fakeUrl = `http://127.0.0.1:${(await firstLine(fake)).port}`
+const port = await freePort()
+const studioEnv = {
+  ...dbEnv,
+  PORT: String(port),
+  LOG_LEVEL: 'warn',
+  ANTHROPIC_API_KEY: 'sk-bench',
+  ANTHROPIC_BASE_URL: fakeUrl,
+  STUDIO_RATE_LIMIT: '1000000000',
+  STUDIO_QUOTA_ENTERPRISE: 'unlimited',
+}
+const studio = start(0, ['dist/studio.mjs', 'serve'], studioEnv)
+const url = `http://127.0.0.1:${port}`
+await waitHealthy(url)
+const created = execFileSync(process.execPath, ['dist/studio.mjs', 'keys', 'create', '--email', 'bench@example.com', '--plan', 'ENTERPRISE'], {
+  env: { ...process.env, ...studioEnv },
+  encoding: 'utf8',
+})
+const key = created.trim().split('\n').at(-1)
+const auth = { authorization: `Bearer ${key}` }
+const meBody = await (await fetch(url + '/api/v1/me', { headers: auth })).text()
+const bare = start(0, ['bench/bare.mjs', meBody])
+const bareUrl = `http://127.0.0.1:${(await firstLine(bare)).port}`
+
+const rows = []
+const row = (what, a, b, ratio, note = '') => rows.push({ what, a, b, ratio, note })
+const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a')
+
+// ---- GET /me vs bare node:http
+log('GET /me vs bare node:http…')
+const me = []
+const base = []
+for (let i = 0; i < ROUNDS; i++) {
+  me.push(load({ url: url + '/api/v1/me', headers: auth, connections: 20 }))
+  base.push(load({ url: bareUrl + '/', connections: 20 }))
+}
+const meRps = median(me.map((r) => r.rps))
+const baseRps = median(base.map((r) => r.rps))
+row('GET /me requests/s (c=20)', fmt(meRps, 0), fmt(baseRps, 0), meRps / baseRps, 'target ≥ 0.80')
+row('GET /me p50 ms', fmt(median(me.map((r) => r.p50)), 3), fmt(median(base.map((r) => r.p50)), 3), null)
+row('GET /me p99 ms', fmt(median(me.map((r) => r.p99)), 3), fmt(median(base.map((r) => r.p99)), 3), null)
+const meErrors = me.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
+
+// ---- POST /leads vs direct inserts
+log('POST /leads vs direct inserts…')
+const lead = { name: 'Bench', email: 'bench@example.com', service: 'benchmarks', message: 'How fast is it?', company: 'Studio', utm: { source: 'bench' } }
+const leads = []
+const direct = []
+const sql = postgres(dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' }, { max: 2, onnotice: () => {} })
+const [{ id: accountId }] = await sql`select account_id as id from users where email = 'bench@example.com'`
+for (let i = 0; i < ROUNDS; i++) {
+  leads.push(load({ url: url + '/api/v1/leads', method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(lead), connections: 20, countAll: true }))
+  const [cmd, argv] = pin(0, process.execPath, ['bench/direct-insert.mjs', JSON.stringify({ db: dbEnv, accountId, lead, connections: 20, seconds: SECONDS })])
+  const r = spawnSync(cmd, argv, { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(r.stderr)
+  direct.push(JSON.parse(r.stdout))
+}
+const leadsRps = median(leads.map((r) => r.rps))
+const directRps = median(direct.map((r) => r.rps))
+const created201 = leads.reduce((n, r) => n + (r.all['201'] ?? 0), 0)
+const [{ n: stored }] = await sql`select count(*)::int as n from leads where key_prefix <> 'direct'`
+row('POST /leads rows/s (c=20)', fmt(leadsRps, 0), fmt(directRps, 0), leadsRps / directRps, 'vs direct INSERT; target ≥ 0.70')
+row('POST /leads 201s = rows', String(created201), String(stored), created201 === stored ? 1 : 0, created201 === stored ? 'every 201 stored' : 'MISMATCH')
+
+// ---- completions vs the fake upstream called directly
+const completion = JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 64 })
+const added = {}
+for (const c of [20, 200]) {
+  log(`completions at ${c} connections…`)
+  const via = []
+  const straight = []
+  for (let i = 0; i < ROUNDS; i++) {
+    via.push(load({ url: url + '/api/v1/ai/completions', method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: completion, connections: c }))
+    straight.push(load({ url: fakeUrl + '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json' }, body: completion, connections: c }))
+  }
+  for (const p of ['p50', 'p99']) {
+    const a = median(via.map((r) => r[p]))
+    const b = median(straight.map((r) => r[p]))
+    added[`${p}@${c}`] = a - b
+    row(`completions ${p} ms (c=${c})`, fmt(a, 3), fmt(b, 3), null, `added ${fmt(a - b, 3)} ms${c === 20 ? (p === 'p50' ? '; target ≤ 0.5' : '; target ≤ 2') : ''}`)
+  }
+  const bad = via.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
+  if (bad.length) row(`completions c=${c} non-200`, bad.join(','), '', null, 'errors!')
+}
+
+// ---- memory, size, cold start
+const status = readFileSync(`/proc/${studio.pid}/status`, 'utf8')
+const hwmMb = Number(/VmHWM:\s+(\d+)/.exec(status)[1]) / 1024
+row('peak RSS under load (MB)', fmt(hwmMb, 1), '100', hwmMb / 100, 'target ≤ 100 MB')
+const js = readdirSync('dist').filter((f) => f.endsWith('.mjs'))
+const size = (f) => statSync(join('dist', f)).size
+const studioKb = size('studio.mjs') / 1024
+const allJsKb = js.reduce((n, f) => n + size(f), 0) / 1024
+row('bundle studio.mjs (KB)', fmt(studioKb, 0), '1024', studioKb / 1024, `all JS incl. lazy PGlite chunks ${fmt(allJsKb, 0)} KB; wasm/data aside`)
+
+studio.kill('SIGTERM')
+await new Promise((r) => studio.once('exit', r))
+const colds = []
+if (dbEnv.DATABASE_URL) {
+  for (let i = 0; i < 5; i++) {
+    const p = await freePort()
+    const t0 = performance.now()
+    const c = start(0, ['dist/studio.mjs', 'serve'], { ...studioEnv, PORT: String(p) })
+    await waitHealthy(`http://127.0.0.1:${p}`)
+    colds.push(performance.now() - t0)
+    c.kill('SIGTERM')
+    await new Promise((r) => c.once('exit', r))
+  }
+  const cold = median(colds)
+  row('cold start ms (external PostgreSQL)', fmt(cold, 0), '300', cold / 300, 'process start → first /healthz answer; target ≤ 300')
+} else row('cold start ms', 'n/a', '', null, 'needs DATABASE_URL')
+
+await build({ entryPoints: ['bench/limiter-memory.ts'], bundle: true, platform: 'node', format: 'esm', outfile: join(work, 'limiter.mjs'), logLevel: 'warning' })
+const mem = JSON.parse(execFileSync(process.execPath, ['--expose-gc', join(work, 'limiter.mjs')], { encoding: 'utf8' }))
+row('limiter memory, 100k keys × 1 request (MB)', fmt(mem.one, 1), '', null, `× 10 requests: ${fmt(mem.ten, 1)} MB; × 300: ${fmt(mem.full, 1)} MB`)
+
+await sql.end()
+bare.kill()
+fake.kill()
+for (const c of cleanups.reverse()) await c()
+
+// ---- report
+const w = [44, 12, 12, 7]
+const line = (cells) => '| ' + cells.map((c, i) => String(c).padEnd(w[i] ?? 0)).join(' | ') + ' |'
+console.log(`\nStudio API benchmark — ${new Date().toISOString()} — ${cpus().length}× ${cpus()[0].model.trim()} — node ${process.version} — ${mode}; ${ROUNDS} interleaved rounds × ${SECONDS} s, medians${hasTaskset ? '; server on core 0, load on core 1' : ''}\n`)
+console.log(line(['measure', 'studio', 'baseline', 'ratio', 'note']))
+console.log(line(['---', '---', '---', '---', '---']))
+for (const r of rows) console.log(line([r.what, r.a, r.b, r.ratio === null ? '' : fmt(r.ratio), r.note]))
+const pass = [meRps / baseRps >= 0.8, added['p50@20'] <= 0.5, added['p99@20'] <= 2, leadsRps / directRps >= 0.7, created201 === stored, hwmMb <= 100, studioKb <= 1024, !colds.length || median(colds) <= 300]
+console.log(`\nsummary: /me ${fmt(meRps / baseRps)}× bare, leads ${fmt(leadsRps / directRps)}× direct, completions +${fmt(added['p50@20'], 3)} ms p50 / +${fmt(added['p99@20'], 3)} ms p99 at c=20, RSS ${fmt(hwmMb, 0)} MB — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`)
