@@ -23,7 +23,8 @@ export interface Ctx<B = unknown> {
 
 export interface Reply {
   status: number
-  body: unknown
+  body?: unknown
+  json?: string
   headers?: Headers
 }
 
@@ -137,7 +138,7 @@ export function createApp(deps: AppDeps) {
       else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
       const reply = await r.handle(ctx)
       if (res.headersSent) return
-      sendJson(res, reply.status, JSON.stringify(reply.body), reply.headers)
+      sendJson(res, reply.status, reply.json ?? JSON.stringify(reply.body), reply.headers)
     } catch (e) {
       if (res.headersSent) {
         res.destroy()

@@ -35,6 +35,7 @@ export const unauthorized = () => new ApiError('unauthorized', 'Missing or inval
 
 export interface KeyStore {
   authenticate(header: string | undefined): Promise<Principal>
+  onAccountChange(fn: (accountId: string) => void): void
   refresh(): Promise<void>
   flushUsage(): Promise<void>
   close(): Promise<void>
@@ -42,11 +43,13 @@ export interface KeyStore {
 
 // Verified keys are cached (including unknown prefixes, so probing costs no database read); a poller reads
 // api_keys rows changed since its last look and drops their cache entries, so a revocation, rotation or new key
-// reaches every process within `pollMs`. last_used_at is written in batches.
+// reaches every process within `pollMs`; it also tells listeners which accounts changed (a plan set).
+// last_used_at is written in batches.
 export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs = 500, usageFlushMs = 5000 } = {}): KeyStore {
   const cache = new Map<string, CachedKey | null>()
   const used = new Map<string, number>()
   let since: Date | null = null
+  const accountListeners: ((accountId: string) => void)[] = []
   let polling: Promise<void> | null = null
 
   const toCached = (r: KeyRow): CachedKey => ({
@@ -74,7 +77,9 @@ export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs
     const rows = since
       ? await sql<{ prefix: string; updated_at: Date }[]>`select prefix, updated_at from api_keys where updated_at > ${since}`
       : []
+    const accounts = since && accountListeners.length ? await sql<{ id: string }[]>`select id from accounts where updated_at > ${since}` : []
     since = new Date(now.getTime() - 5000)
+    for (const a of accounts) accountListeners.forEach((fn) => fn(a.id))
     for (const r of rows) {
       const entry = cache.get(r.prefix)
       if (entry === undefined || (entry && entry.updatedAt === r.updated_at.getTime())) continue
@@ -115,6 +120,7 @@ export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs
       used.set(entry.prefix, now)
       return entry
     },
+    onAccountChange: (fn) => void accountListeners.push(fn),
     refresh: () => (polling ??= refresh().finally(() => (polling = null))),
     flushUsage,
     async close() {

@@ -21,7 +21,7 @@ export const settings = {
   HOST: { schema: text, default: '127.0.0.1', doc: 'address of the API listener (0.0.0.0 for every interface)' },
   DATABASE_URL: { schema: url, doc: 'PostgreSQL connection URL; unset → embedded PostgreSQL in STUDIO_DATA_DIR' },
   STUDIO_DATA_DIR: { schema: text, default: './data', doc: 'where the embedded database and its unix socket live' },
-  STUDIO_DB_POOL: { schema: int(1, 100), default: '10', doc: 'connections in the PostgreSQL pool' },
+  STUDIO_DB_POOL: { schema: int(1, 100), default: '20', doc: 'connections in the PostgreSQL pool' },
   LOG_LEVEL: { schema: v.picklist(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', doc: 'debug, info, warn, error or silent' },
   STUDIO_BODY_LIMIT: { schema: int(1024, 64 * 1024 * 1024), default: '1048576', doc: 'largest request body in bytes (413 above)' },
   STUDIO_RATE_LIMIT: { schema: int(1, 1_000_000_000), default: '300', doc: 'requests per key in any rolling 60 s window' },

@@ -36,43 +36,70 @@ export function limitFor(config: Limits, plan: string): number | null {
   }
 }
 
-// The monthly AI quota lives in PostgreSQL: one statement reserves a unit only while the account is under the
-// limit of its current plan, so it is exact across concurrent requests and across processes; a failed upstream
-// call gives its unit back.
+interface Waiter {
+  resolve: (r: Reservation) => void
+  reject: (e: unknown) => void
+}
+
+// The monthly AI quota lives in PostgreSQL. A unit is reserved before the upstream call and given back if the call
+// fails. Concurrent reservations of one account in this process are batched into one call of
+// studio_quota_reserve, which grants at most what is left under the limit of the account's current plan while
+// holding the row lock: exact across concurrent requests and across processes, one round trip per batch.
 export function createQuota(sql: Sql, config: Limits, clock: () => number = Date.now) {
   const lim = (plan: string) => limitFor(config, plan)
-  const planLimit = (account: string) => sql`
-    select case plan when 'FREE' then ${lim('FREE')}::int when 'STARTER' then ${lim('STARTER')}::int
-                     when 'PRO' then ${lim('PRO')}::int else ${lim('ENTERPRISE')}::int end as lim
-    from accounts where id = ${account}`
+  const waiting = new Map<string, Waiter[]>()
+  const running = new Set<string>()
+  const listeners: ((accountId: string) => void)[] = []
+  const changed = (accountId: string) => listeners.forEach((fn) => fn(accountId))
+
+  async function drain(accountId: string) {
+    running.add(accountId)
+    try {
+      for (let batch = waiting.get(accountId); batch?.length; batch = waiting.get(accountId)) {
+        waiting.delete(accountId)
+        const { month, resetsAt } = monthOf(clock())
+        try {
+          const [r] = await sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
+            select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length},
+              ${lim('FREE')}, ${lim('STARTER')}, ${lim('PRO')}, ${lim('ENTERPRISE')})`
+          if (r.granted > 0) changed(accountId)
+          batch.forEach((w, i) => (i < r.granted ? w.resolve({ accountId, month }) : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))))
+        } catch (e) {
+          batch.forEach((w) => w.reject(e))
+        }
+      }
+    } finally {
+      running.delete(accountId)
+    }
+  }
+
+  const exceeded = (limit: number, used: number, resetsAt: Date) =>
+    new ApiError(
+      'quota_exceeded',
+      `The monthly AI quota of this account is used up; it resets at ${resetsAt.toISOString()}`,
+      { limit, used, resets_at: resetsAt.toISOString() },
+      { 'retry-after': String(Math.max(1, Math.ceil((resetsAt.getTime() - clock()) / 1000))) }
+    )
 
   return {
-    async reserve(accountId: string): Promise<Reservation> {
-      const { month, resetsAt } = monthOf(clock())
-      const rows = await sql`
-        with a as (${planLimit(accountId)})
-        insert into quota_usage as q (account_id, month, used)
-        select ${accountId}, ${month}, 1 from a where a.lim is null or a.lim > 0
-        on conflict (account_id, month) do update set used = q.used + 1
-        where (select lim from a) is null or q.used < (select lim from a)
-        returning q.used`
-      if (rows.length === 1) return { accountId, month }
-      const [state] = await sql<{ lim: number | null; used: number }[]>`
-        with a as (${planLimit(accountId)})
-        select a.lim, coalesce((select used from quota_usage where account_id = ${accountId} and month = ${month}), 0) as used from a`
-      const seconds = Math.max(1, Math.ceil((resetsAt.getTime() - clock()) / 1000))
-      throw new ApiError(
-        'quota_exceeded',
-        `The monthly AI quota of this account is used up; it resets at ${resetsAt.toISOString()}`,
-        { limit: state?.lim ?? 0, used: state?.used ?? 0, resets_at: resetsAt.toISOString() },
-        { 'retry-after': String(seconds) }
-      )
+    reserve(accountId: string): Promise<Reservation> {
+      return new Promise((resolve, reject) => {
+        const batch = waiting.get(accountId)
+        if (batch) batch.push({ resolve, reject })
+        else waiting.set(accountId, [{ resolve, reject }])
+        if (!running.has(accountId)) void drain(accountId)
+      })
     },
 
     async release(r: Reservation) {
       await sql`update quota_usage set used = used - 1 where account_id = ${r.accountId} and month = ${r.month} and used > 0`
+      changed(r.accountId)
     },
 
+    onChange(fn: (accountId: string) => void) {
+      listeners.push(fn)
+    },
+    now: clock,
     month: () => monthOf(clock()),
     status(plan: string, used: number): QuotaStatus {
       const limit = lim(plan)

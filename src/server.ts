@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { createApp, type Route } from './app.js'
-import { createKeyStore } from './auth.js'
+import { createKeyStore, type KeyStore } from './auth.js'
 import type { Config } from './config.js'
 import { openDatabase, type Database, type Sql } from './db.js'
 import type { Logger } from './log.js'
@@ -33,8 +33,8 @@ export interface Service {
 
 export const adapterFor = (config: UpstreamConfig) => (config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config))
 
-export function apiRoutes(sql: Sql, completions: CompletionsDeps): Route[] {
-  const api: Route[] = [meRoute(sql, completions.quota), completionsRoute(completions), leadsRoute(sql)]
+export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps): Route[] {
+  const api: Route[] = [meRoute(sql, completions.quota, keys), completionsRoute(completions), leadsRoute(sql)]
   return [...api, openApiRoute(api)]
 }
 
@@ -51,7 +51,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const limiter = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, clock)
   const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, clock)
   const completions = { quota, adapter: adapterFor(config), dispatcher, recorder, log, timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS, backoff: opts.backoff }
-  const routes = [...apiRoutes(db.sql, completions), ...healthRoutes(db)]
+  const routes = [...apiRoutes(db.sql, keys, completions), ...healthRoutes(db)]
   const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures })
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.PORT, config.HOST, ok))
   const { port } = server.address() as AddressInfo

@@ -5,5 +5,5 @@ import { buildOpenApi } from '../src/openapi.js'
 import { parseConfig } from '../src/config.js'
 import { adapterFor, apiRoutes } from '../src/server.js'
 
-const doc = buildOpenApi(apiRoutes(null as never, { adapter: adapterFor(parseConfig({})), quota: {} } as never))
+const doc = buildOpenApi(apiRoutes(null as never, { onAccountChange() {} } as never, { adapter: adapterFor(parseConfig({})), quota: { onChange() {} } } as never))
 writeFileSync(new URL('./generated/studio-api.d.ts', import.meta.url), astToString(await openapiTS(doc as never, { defaultNonNullable: false })))

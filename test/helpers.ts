@@ -98,6 +98,10 @@ export async function openTestDatabase(t: Teardown, dbEnv: Record<string, string
 }
 
 let built: Promise<string> | undefined
+const spawned = new Set<ReturnType<typeof spawn>>()
+const killAll = () => spawned.forEach((c) => c.exitCode === null && c.kill('SIGKILL'))
+process.once('exit', killAll)
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => (killAll(), process.exit(1)))
 
 // Builds the bundle once per test process into a temporary directory and returns the path of studio.mjs.
 export function buildBundle(t: Teardown): Promise<string> {
@@ -120,6 +124,7 @@ export interface Spawned {
 export async function spawnServer(t: Teardown, env: Record<string, string>, cwd = tmpdir()): Promise<Spawned> {
   const bin = await buildBundle(t)
   const child = spawn(process.execPath, [bin, 'serve'], { cwd, env: { PATH: process.env.PATH, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  spawned.add(child)
   let output = ''
   child.stderr.on('data', (d) => (output += d))
   const exited = new Promise<number | null>((ok) => child.once('exit', ok))
