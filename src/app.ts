@@ -6,7 +6,10 @@ import type { Config } from './config.js'
 import type { Database } from './db.js'
 import { ApiError, type ErrorCode } from './errors.js'
 import { errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
+import { LABEL } from './keys.js'
 import type { Logger } from './log.js'
+import type { Metrics } from './metrics.js'
+import { requestObserver } from './observe.js'
 import { Router } from './router.js'
 
 export const BASE = '/api/v1'
@@ -18,6 +21,8 @@ export interface Ctx<B = unknown> {
   principal: Principal
   body: B
   started: number
+  // The matched route's pattern, for the access log and metrics.
+  route?: string
 }
 
 export interface Reply {
@@ -52,6 +57,7 @@ export interface AppDeps {
   keys: KeyStore
   log: Logger
   routes: Route[]
+  metrics?: Metrics
 }
 
 const DB_DOWN = new Set([
@@ -63,11 +69,14 @@ export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string 
 const bootId = randomBytes(4).toString('hex')
 let seq = 0
 const REQUEST_ID = /^[\w.:-]{1,128}$/
+// A caller's request id is logged: one that looks like a key (say, pasted into the wrong header) is replaced.
+const KEY_LIKE = new RegExp(`${LABEL}_[0-9A-Za-z]{12}_`)
 
 export function createApp(deps: AppDeps) {
   const { config, log } = deps
   const router = new Router<Route>()
   for (const r of deps.routes) router.add(r.method, r.path, r)
+  const observe = requestObserver(log, deps.metrics)
 
   function fail(res: ServerResponse, e: ApiError) {
     sendJson(res, e.status, errorBody(e), e.headers)
@@ -86,7 +95,9 @@ export function createApp(deps: AppDeps) {
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now()
     const incoming = req.headers['x-request-id']
-    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !KEY_LIKE.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
+    const ctx = { req, res, id, started } as Ctx
+    observe?.(ctx)
     res.setHeader('x-request-id', id)
     res.setHeader('cache-control', 'no-store')
     res.setHeader('x-content-type-options', 'nosniff')
@@ -105,7 +116,7 @@ export function createApp(deps: AppDeps) {
         throw new ApiError('method_not_allowed', `${req.method} is not allowed here; use ${allow}`, { allow: match.allow }, { allow })
       }
       const r = match.route
-      const ctx = { req, res, id, started } as Ctx
+      ctx.route = r.path
       if (r.auth) ctx.principal = await deps.keys.authenticate(req.headers.authorization)
       if (r.body) ctx.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
       else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
