@@ -175,3 +175,19 @@ t.test('the registry: label escaping and a bound on label combinations', async (
   t.equal(outcomes.length, 1001, 'at most 1000 label values, then "other"')
   t.equal(value(samples, 'studio_upstream_requests_total', { outcome: 'other' }), 101)
 })
+
+t.test('studio healthcheck asks GET /healthz of the server at HOST:PORT', async (t) => {
+  const { run } = await import('../src/cli.js')
+  const { healthUrl } = await import('../src/healthcheck.js')
+  const err: string[] = []
+  const io = { out: () => {}, err: (l: string) => err.push(l) }
+  t.equal(await run(['healthcheck'], { HOST: '127.0.0.1', PORT: String(s.port) }, io), 0)
+  t.same(err, [])
+  const closed = await startTestServer(t, {}, { dbEnv: s.db.mode === 'external' ? { DATABASE_URL: s.config.DATABASE_URL! } : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR } })
+  await closed.close()
+  t.equal(await run(['healthcheck'], { HOST: '127.0.0.1', PORT: String(closed.port) }, io), 1, 'nothing listening: 1')
+  t.match(err[0], /^studio: unhealthy: http:\/\/127\.0\.0\.1:\d+\/healthz/)
+  t.equal(healthUrl({ HOST: '0.0.0.0', PORT: 8080 }), 'http://127.0.0.1:8080/healthz')
+  t.equal(healthUrl({ HOST: '::', PORT: 8080 }), 'http://[::1]:8080/healthz')
+  t.equal(healthUrl({ HOST: '10.0.0.5', PORT: 80 }), 'http://10.0.0.5:80/healthz')
+})
