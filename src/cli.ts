@@ -10,8 +10,9 @@ import { createLogger } from './log.js'
 import { migrate } from './migrate.js'
 import { Plan, Role } from './schemas.js'
 import { startService } from './server.js'
+import { usageMonth, usageByAccount } from './usage.js'
 
-export const USAGE = `usage: studio [serve | migrate | healthcheck | keys create --email E [--name N] [--role R] [--plan P] [--expires-in D] | keys create --plan P [--expires-in D] | keys list | keys rotate PREFIX [--grace D] [--expires-in D] | keys revoke PREFIX | plan set --email E PLAN] [--help]`
+export const USAGE = `usage: studio [serve | migrate | healthcheck | keys create --email E [--name N] [--role R] [--plan P] [--expires-in D] | keys create --plan P [--expires-in D] | keys list | keys rotate PREFIX [--grace D] [--expires-in D] | keys revoke PREFIX | plan set --email E PLAN | usage [--month YYYY-MM]] [--help]`
 
 export const HELP = `Studio API: the Studio Public REST API over PostgreSQL.
 
@@ -33,6 +34,8 @@ Commands:
                                keeps working for the grace period D (default 24h; 0: stops at once)
   keys revoke PREFIX           revoke a key (running servers stop accepting it within a second)
   plan set --email E PLAN      set the plan of E's account: ${Plan.options.join(', ')}
+  usage [--month YYYY-MM]      per account, this month (UTC) or the one named: completions answered and failed,
+                               input and output tokens, quota used, limit and left
 
 Roles: ${Role.options.join(', ')} (default owner).
 Durations D: a whole number and a unit, s, m, h or d: 90d, 24h, 30m.
@@ -182,6 +185,19 @@ export async function run(argv: string[], env: Record<string, string | undefined
         const account = await setPlan(sql, address, plan)
         if (!account) throw new Error(`no user with email ${address}`)
         io.out(`account ${account} is now on plan ${plan}`)
+      })
+    }
+    if (cmd === 'usage') {
+      const { values } = parse(argv.slice(1), { month: { type: 'string' } })
+      const month = usageMonth(values.month ?? Date.now())
+      if (!month) throw new UsageError('--month: expected YYYY-MM')
+      return await withDb(config, async (sql) => {
+        await migrate(sql)
+        io.out(['ACCOUNT', 'PLAN', 'USER', 'COMPLETIONS', 'FAILED', 'INPUT_TOKENS', 'OUTPUT_TOKENS', 'QUOTA_USED', 'QUOTA_LIMIT', 'QUOTA_LEFT'].join('\t'))
+        for (const r of await usageByAccount(sql, month, config)) {
+          const limit = (n: number | null) => (n === null ? 'unlimited' : String(n))
+          io.out([r.account_id, r.plan, r.email ?? '-', r.completions, r.failed, r.input_tokens, r.output_tokens, r.quota_used, limit(r.quota_limit), limit(r.quota_left)].join('\t'))
+        }
       })
     }
     throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(' ')}`)
