@@ -164,3 +164,12 @@ t.test('--help tells of the lifecycle commands', async (t) => {
   const { out } = await cli(['--help'])
   for (const word of ['keys rotate PREFIX [--grace D] [--expires-in D]', '--expires-in', 'default 24h', 'healthcheck', '90d, 24h']) t.match(out.join('\n'), word)
 })
+
+t.test('the README CLI table has every form of the usage line', async (t) => {
+  const { readFileSync } = await import('node:fs')
+  const { USAGE } = await import('../src/cli.js')
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const forms = USAGE.replace(/^usage: studio \[/, '').replace(/\] \[--help\]$/, '').split(' | ')
+  t.ok(forms.length >= 10)
+  for (const form of forms) t.match(readme, `| \`${form}\` |`, form)
+})
