@@ -1,3 +1,4 @@
+import type postgres from 'postgres'
 import type { Sql } from './db.js'
 import { generateKey } from './keys.js'
 
@@ -42,13 +43,17 @@ export async function createKey(sql: Sql, input: CreateKeyInput): Promise<Create
     } else {
       ;[{ id: accountId }] = await tx<{ id: string }[]>`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
     }
-    const k = generateKey()
-    await tx`
-      insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at)
-      values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${input.expiresAt ?? null})`
-    const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
-    return { key: k.key, prefix: k.prefix, accountId, userId, plan, expiresAt: input.expiresAt ?? null }
+    return insertKey(tx, accountId, userId, input.expiresAt ?? null)
   })
+}
+
+async function insertKey(tx: postgres.TransactionSql, accountId: string, userId: string | null, expiresAt: Date | null): Promise<CreatedKey> {
+  const k = generateKey()
+  await tx`
+    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at)
+    values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt})`
+  const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
+  return { key: k.key, prefix: k.prefix, accountId, userId, plan, expiresAt }
 }
 
 export interface KeyListing {
@@ -78,4 +83,28 @@ export async function setPlan(sql: Sql, email: string, plan: string): Promise<st
     update accounts set plan = ${plan}, updated_at = now()
     where id = (select account_id from users where lower(email) = lower(${email})) returning id`
   return row?.id ?? null
+}
+
+export interface RotatedKey extends CreatedKey {
+  email: string | null
+  // When the old key stops being accepted (never later than it would have anyway), and the database's now.
+  oldExpiresAt: Date
+  now: Date
+}
+
+// A new key for the old key's account and user. The old key stays valid for `graceSeconds` more (0: not at all);
+// updated_at moves so that every running server drops its cached copy within a poll.
+export async function rotateKey(sql: Sql, prefix: string, graceSeconds: number, expiresAt: Date | null = null): Promise<RotatedKey | null> {
+  return sql.begin(async (tx) => {
+    const [old] = await tx<{ account_id: string; user_id: string | null; revoked_at: Date | null; email: string | null }[]>`
+      select k.account_id, k.user_id, k.revoked_at, u.email
+      from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for update of k`
+    if (!old) return null
+    if (old.revoked_at) throw new Error(`key ${prefix} is revoked; create a new key instead`)
+    const created = await insertKey(tx, old.account_id, old.user_id, expiresAt)
+    const [row] = await tx<{ expires_at: Date; now: Date }[]>`
+      update api_keys set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), updated_at = now()
+      where prefix = ${prefix} returning expires_at, now() as now`
+    return { ...created, email: old.email, oldExpiresAt: row.expires_at, now: row.now }
+  })
 }

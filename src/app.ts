@@ -7,7 +7,10 @@ import type { Config } from './config.js'
 import type { Database } from './db.js'
 import { ApiError, type ErrorCode } from './errors.js'
 import { errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
+import { LABEL } from './keys.js'
 import type { Logger } from './log.js'
+import type { Metrics } from './metrics.js'
+import { requestObserver } from './observe.js'
 import { Router } from './router.js'
 
 export const BASE = '/api/v1'
@@ -19,6 +22,8 @@ export interface Ctx<B = unknown> {
   principal: Principal
   body: B
   started: number
+  // The matched route's pattern, for the access log and metrics.
+  route?: string
 }
 
 export interface Reply {
@@ -56,6 +61,7 @@ export interface AppDeps {
   routes: Route[]
   limiter: SlidingWindow
   authFailures: SlidingWindow
+  metrics?: Metrics
 }
 
 const DB_DOWN = new Set([
@@ -70,18 +76,24 @@ const rateLimited = (message: string, v: Verdict) =>
 const bootId = randomBytes(4).toString('hex')
 let seq = 0
 const REQUEST_ID = /^[\w.:-]{1,128}$/
+// A caller's request id is logged: one that looks like a key (say, pasted into the wrong header) is replaced.
+const KEY_LIKE = new RegExp(`${LABEL}_[0-9A-Za-z]{12}_`)
 
 export function createApp(deps: AppDeps) {
   const { config, log } = deps
   const router = new Router<Route>()
   for (const r of deps.routes) router.add(r.method, r.path, r)
+  const observe = requestObserver(log, deps.metrics)
 
   const policy = `"default";q=${deps.limiter.limit};w=${deps.limiter.windowMs / 1000}`
 
   async function authenticate(req: IncomingMessage, res: ServerResponse): Promise<Principal> {
     const address = req.socket.remoteAddress ?? ''
     const blocked = deps.authFailures.check(address)
-    if (!blocked.ok) throw rateLimited('Too many failed authentications from this address', blocked)
+    if (!blocked.ok) {
+      deps.metrics?.refused('rate_limited')
+      throw rateLimited('Too many failed authentications from this address', blocked)
+    }
     let principal: Principal
     try {
       principal = await deps.keys.authenticate(req.headers.authorization)
@@ -92,7 +104,10 @@ export function createApp(deps: AppDeps) {
     const v = deps.limiter.hit(principal.prefix)
     res.setHeader('ratelimit-policy', policy)
     res.setHeader('ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)
-    if (!v.ok) throw rateLimited(`More than ${v.limit} requests in 60 seconds with this key`, v)
+    if (!v.ok) {
+      deps.metrics?.refused('rate_limited')
+      throw rateLimited(`More than ${v.limit} requests in 60 seconds with this key`, v)
+    }
     return principal
   }
 
@@ -113,7 +128,9 @@ export function createApp(deps: AppDeps) {
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now()
     const incoming = req.headers['x-request-id']
-    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !KEY_LIKE.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
+    const ctx = { req, res, id, started } as Ctx
+    observe?.(ctx)
     res.setHeader('x-request-id', id)
     res.setHeader('cache-control', 'no-store')
     res.setHeader('x-content-type-options', 'nosniff')
@@ -132,7 +149,7 @@ export function createApp(deps: AppDeps) {
         throw new ApiError('method_not_allowed', `${req.method} is not allowed here; use ${allow}`, { allow: match.allow }, { allow })
       }
       const r = match.route
-      const ctx = { req, res, id, started } as Ctx
+      ctx.route = r.path
       if (r.auth) ctx.principal = await authenticate(req, res)
       if (r.body) ctx.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
       else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')

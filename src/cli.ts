@@ -1,15 +1,18 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import * as v from 'valibot'
-import { createKey, listKeys, revokeKey, setPlan } from './accounts.js'
+import { createKey, listKeys, revokeKey, rotateKey, setPlan, type CreatedKey } from './accounts.js'
 import { ConfigError, parseConfig, settings, type Config } from './config.js'
 import { openDatabase } from './db.js'
+import { parseDuration } from './duration.js'
+import { healthcheck } from './healthcheck.js'
 import { isPrefix } from './keys.js'
 import { createLogger } from './log.js'
 import { migrate } from './migrate.js'
 import { Plan, Role } from './schemas.js'
 import { startService } from './server.js'
+import { usageMonth, usageByAccount } from './usage.js'
 
-export const USAGE = `usage: studio [serve | migrate | keys create --email E [--name N] [--role R] [--plan P] | keys create --plan P | keys list | keys revoke PREFIX | plan set --email E PLAN] [--help]`
+export const USAGE = `usage: studio [serve | migrate | healthcheck | keys create --email E [--name N] [--role R] [--plan P] [--expires-in D] | keys create --plan P [--expires-in D] | keys list | keys rotate PREFIX [--grace D] [--expires-in D] | keys revoke PREFIX | plan set --email E PLAN | usage [--month YYYY-MM]] [--help]`
 
 export const HELP = `Studio API: the Studio Public REST API over PostgreSQL.
 
@@ -18,15 +21,24 @@ ${USAGE}
 Commands:
   serve                        serve the API (the default command)
   migrate                      apply pending database migrations and exit
-  keys create --email E [--name N] [--role R] [--plan P]
+  healthcheck                  exit 0 if the server at HOST:PORT answers GET /healthz, else 1 (for containers)
+  keys create --email E [--name N] [--role R] [--plan P] [--expires-in D]
                                create (or reuse) the user E and its account, and print a new key for it;
-                               --plan also sets the account's plan; the key is alone on the last line
-  keys create --plan P         create an account with plan P and a key with no user
+                               --plan also sets the account's plan; the key is alone on the last line;
+                               --expires-in makes the key stop working after D
+  keys create --plan P [--expires-in D]
+                               create an account with plan P and a key with no user
   keys list                    list keys: prefix, account, plan, user, created, last used, expires, revoked
+  keys rotate PREFIX [--grace D] [--expires-in D]
+                               a new key for the same account and user, alone on the last line; the old key
+                               keeps working for the grace period D (default 24h; 0: stops at once)
   keys revoke PREFIX           revoke a key (running servers stop accepting it within a second)
   plan set --email E PLAN      set the plan of E's account: ${Plan.options.join(', ')}
+  usage [--month YYYY-MM]      per account, this month (UTC) or the one named: completions answered and failed,
+                               input and output tokens, quota used, limit and left
 
 Roles: ${Role.options.join(', ')} (default owner).
+Durations D: a whole number and a unit, s, m, h or d: 90d, 24h, 30m.
 
 Environment (defaults in brackets):
 ${Object.entries(settings)
@@ -51,6 +63,25 @@ function check<S extends v.GenericSchema>(schema: S, value: unknown, what: strin
 }
 
 const email = v.pipe(v.string(), v.email('must be an email address'))
+
+function duration(text: string, what: string, allowZero: boolean): number {
+  const seconds = parseDuration(text)
+  if (seconds === null || (seconds === 0 && !allowZero)) throw new UsageError(`${what}: not a duration like 90d, 24h, 30m or 45s${allowZero ? ' (or 0)' : ''}`)
+  return seconds
+}
+
+const expiry = (text: string | undefined) => (text === undefined ? undefined : new Date(Date.now() + 1000 * duration(text, '--expires-in', false)))
+
+function printKey(io: Io, k: CreatedKey, email: string | null | undefined) {
+  io.out(`account ${k.accountId} (plan ${k.plan})${k.userId ? `, user ${k.userId} <${email}>` : ', no user'}`)
+  io.out(`key ${k.prefix} created${k.expiresAt ? `, expires ${k.expiresAt.toISOString()}` : ''}; it is shown once, store it now:`)
+  io.out(k.key)
+}
+
+function prefixArg(prefix: string) {
+  if (!isPrefix(prefix)) throw new UsageError(`not a key prefix: ${JSON.stringify(prefix.slice(0, 40))}`)
+  return prefix
+}
 
 function parse(argv: string[], options: ParseArgsConfig['options'], positionals = 0) {
   try {
@@ -88,8 +119,14 @@ export async function run(argv: string[], env: Record<string, string | undefined
         io.out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date')
       })
     }
+    if (cmd === 'healthcheck') {
+      parse(argv.slice(1), {})
+      const problem = await healthcheck(config)
+      if (problem) io.err(`studio: unhealthy: ${problem}`)
+      return problem ? 1 : 0
+    }
     if (cmd === 'keys' && sub === 'create') {
-      const { values } = parse(rest, { email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' } })
+      const { values } = parse(rest, { email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' }, 'expires-in': { type: 'string' } })
       if (!values.email && (values.name !== undefined || values.role !== undefined)) throw new UsageError('--name and --role need --email')
       if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
       const input = {
@@ -97,13 +134,11 @@ export async function run(argv: string[], env: Record<string, string | undefined
         name: values.name,
         role: values.role === undefined ? undefined : check(Role, values.role, '--role'),
         plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
+        expiresAt: expiry(values['expires-in']),
       }
       return await withDb(config, async (sql) => {
         await migrate(sql)
-        const k = await createKey(sql, input)
-        io.out(`account ${k.accountId} (plan ${k.plan})${k.userId ? `, user ${k.userId} <${input.email}>` : ', no user'}`)
-        io.out(`key ${k.prefix} created; it is shown once, store it now:`)
-        io.out(k.key)
+        printKey(io, await createKey(sql, input), input.email)
       })
     }
     if (cmd === 'keys' && sub === 'list') {
@@ -118,10 +153,22 @@ export async function run(argv: string[], env: Record<string, string | undefined
         }
       })
     }
+    if (cmd === 'keys' && sub === 'rotate') {
+      const { values, positionals } = parse(rest, { grace: { type: 'string' }, 'expires-in': { type: 'string' } }, 1)
+      const prefix = prefixArg(positionals[0])
+      const grace = duration(values.grace ?? '24h', '--grace', true)
+      const expiresAt = expiry(values['expires-in']) ?? null
+      return await withDb(config, async (sql) => {
+        await migrate(sql)
+        const k = await rotateKey(sql, prefix, grace, expiresAt)
+        if (!k) throw new Error(`no key with prefix ${prefix}`)
+        io.out(`key ${prefix} rotated: ${k.oldExpiresAt > k.now ? `it keeps working until ${k.oldExpiresAt.toISOString()}` : 'it no longer works'}`)
+        printKey(io, k, k.email)
+      })
+    }
     if (cmd === 'keys' && sub === 'revoke') {
       const { positionals } = parse(rest, {}, 1)
-      const prefix = positionals[0]
-      if (!isPrefix(prefix)) throw new UsageError(`not a key prefix: ${JSON.stringify(prefix.slice(0, 40))}`)
+      const prefix = prefixArg(positionals[0])
       return await withDb(config, async (sql) => {
         await migrate(sql)
         if (!(await revokeKey(sql, prefix))) throw new Error(`no key with prefix ${prefix}`)
@@ -138,6 +185,19 @@ export async function run(argv: string[], env: Record<string, string | undefined
         const account = await setPlan(sql, address, plan)
         if (!account) throw new Error(`no user with email ${address}`)
         io.out(`account ${account} is now on plan ${plan}`)
+      })
+    }
+    if (cmd === 'usage') {
+      const { values } = parse(argv.slice(1), { month: { type: 'string' } })
+      const month = usageMonth(values.month ?? Date.now())
+      if (!month) throw new UsageError('--month: expected YYYY-MM')
+      return await withDb(config, async (sql) => {
+        await migrate(sql)
+        io.out(['ACCOUNT', 'PLAN', 'USER', 'COMPLETIONS', 'FAILED', 'INPUT_TOKENS', 'OUTPUT_TOKENS', 'QUOTA_USED', 'QUOTA_LIMIT', 'QUOTA_LEFT'].join('\t'))
+        for (const r of await usageByAccount(sql, month, config)) {
+          const limit = (n: number | null) => (n === null ? 'unlimited' : String(n))
+          io.out([r.account_id, r.plan, r.email ?? '-', r.completions, r.failed, r.input_tokens, r.output_tokens, r.quota_used, limit(r.quota_limit), limit(r.quota_left)].join('\t'))
+        }
       })
     }
     throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(' ')}`)

@@ -1,6 +1,8 @@
 import type { Dispatcher } from 'undici'
 import { BASE, route, type Route } from './app.js'
 import type { Logger } from './log.js'
+import { ApiError } from './errors.js'
+import type { Metrics } from './metrics.js'
 import type { Quota } from './quota.js'
 import type { Recorder } from './recorder.js'
 import { CompletionRequest, CompletionResponse } from './schemas.js'
@@ -8,6 +10,7 @@ import { callUpstream, notConfigured, UpstreamFailure, type Adapter, type CallOp
 
 export interface CompletionsDeps {
   quota: Quota
+  metrics?: Metrics
   adapter: Adapter
   dispatcher: Dispatcher
   recorder: Recorder
@@ -41,13 +44,17 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       const off = notConfigured(adapter)
       if (off) throw off
       const upstreamModel = adapter.models[body.model]
-      const reservation = await deps.quota.reserve(principal.accountId)
+      const reservation = await deps.quota.reserve(principal.accountId).catch((e) => {
+        if (e instanceof ApiError && e.code === 'quota_exceeded') deps.metrics?.refused('quota_exceeded')
+        throw e
+      })
       let consumed = false
       const aborter = new AbortController()
       const onClose = () => res.writableFinished || aborter.abort()
       res.once('close', onClose)
       const t0 = performance.now()
-      const record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) =>
+      const record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => {
+        deps.metrics?.upstream(outcome, (performance.now() - t0) / 1000)
         recorder.record({
           account_id: principal.accountId,
           key_prefix: principal.prefix,
@@ -63,6 +70,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
           upstream_request_id: requestId,
           created_at: new Date(),
         })
+      }
       try {
         const call = { model: upstreamModel, messages: body.messages, system: body.system, max_tokens: body.max_tokens, temperature: body.temperature }
         const r = await callUpstream(adapter, call, { dispatcher: deps.dispatcher, timeoutMs: deps.timeoutMs, signal: aborter.signal, onAuthFailure, backoff: deps.backoff })

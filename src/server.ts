@@ -4,6 +4,7 @@ import { createKeyStore, type KeyStore } from './auth.js'
 import type { Config } from './config.js'
 import { openDatabase, type Database, type Sql } from './db.js'
 import type { Logger } from './log.js'
+import { createMetrics, serveMetrics, type Metrics } from './metrics.js'
 import { migrate } from './migrate.js'
 import { Agent, type Dispatcher } from 'undici'
 import { anthropicAdapter } from './anthropic.js'
@@ -22,12 +23,16 @@ export interface ServiceOptions {
   db?: Database
   dispatcher?: Dispatcher
   backoff?: CallOptions['backoff']
+  metrics?: Metrics
 }
 
 export interface Service {
   url: string
   port: number
   db: Database
+  metrics: Metrics
+  // The /metrics listener's base URL, when STUDIO_METRICS_PORT is set.
+  metricsUrl?: string
   close(): Promise<void>
 }
 
@@ -50,24 +55,30 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const quota = createQuota(db.sql, config, clock)
   const limiter = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, clock)
   const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, clock)
-  const completions = { quota, adapter: adapterFor(config), dispatcher, recorder, log, timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS, backoff: opts.backoff }
+  const metrics = opts.metrics ?? createMetrics()
+  metrics.gauge('studio_db_pool_max_connections', 'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).', () => db.sql.options.max)
+  const completions = { quota, adapter: adapterFor(config), dispatcher, recorder, log, metrics, timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS, backoff: opts.backoff }
   const routes = [...apiRoutes(db.sql, keys, completions), ...healthRoutes(db)]
-  const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures })
+  const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures, metrics })
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.PORT, config.HOST, ok))
   const { port } = server.address() as AddressInfo
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
   log.info('listening', { url: `http://${host}:${port}`, database: db.mode })
+  const metricsServer = config.STUDIO_METRICS_PORT === undefined ? null : await serveMetrics(metrics, config.STUDIO_METRICS_HOST, config.STUDIO_METRICS_PORT, log)
   let closing: Promise<void> | undefined
   return {
     url: `http://${host}:${port}`,
     port,
     db,
+    metrics,
+    metricsUrl: metricsServer?.url,
     close: () =>
       (closing ??= (async () => {
         await new Promise<void>((ok) => {
           server.close(() => ok())
           server.closeIdleConnections()
         })
+        await metricsServer?.close()
         limiter.close()
         authFailures.close()
         await Promise.all([keys.close(), recorder.close()])

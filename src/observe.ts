@@ -1,0 +1,58 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Principal } from './auth.js'
+import type { Logger } from './log.js'
+import type { Metrics } from './metrics.js'
+
+// What the access log and the request metrics read once a response closes. app.ts fills `route` when a route
+// matched and `principal` once the key is verified.
+export interface Exchange {
+  req: IncomingMessage
+  res: ServerResponse
+  id: string
+  started: number
+  route?: string
+  principal?: Principal
+}
+
+// The access log: one JSON line per request on stdout, at level info. It names the route pattern, never the raw
+// URL, and the key by its prefix only: no key, header, body, prompt, completion or lead content reaches it.
+export interface AccessLine {
+  id: string
+  method: string
+  route: string | null
+  status: number | null
+  ms: number
+  key_prefix: string | null
+  account_id: string | null
+  aborted?: true
+}
+
+// Returns what app.ts calls as each request starts, or null when neither the log nor metrics want requests.
+export function requestObserver(log: Logger, metrics: Metrics | undefined): ((x: Exchange) => void) | null {
+  const logging = log.enabled('info')
+  if (!logging && !metrics) return null
+  return (x) => {
+    metrics?.inFlight(1)
+    x.res.on('close', () => {
+      const { res } = x
+      const seconds = (performance.now() - x.started) / 1000
+      const finished = res.writableFinished
+      if (metrics) {
+        metrics.inFlight(-1)
+        metrics.request(x.route ?? 'unmatched', finished ? res.statusCode : 'aborted', seconds)
+      }
+      if (!logging) return
+      const line: AccessLine = {
+        id: x.id,
+        method: x.req.method ?? '',
+        route: x.route ?? null,
+        status: finished || res.headersSent ? res.statusCode : null,
+        ms: Math.round(seconds * 1e6) / 1e3,
+        key_prefix: x.principal?.prefix ?? null,
+        account_id: x.principal?.accountId ?? null,
+      }
+      if (!finished) line.aborted = true
+      log.info('request', line as unknown as Record<string, unknown>)
+    })
+  }
+}

@@ -1,0 +1,68 @@
+import type { Config } from './config.js'
+import type { Sql } from './db.js'
+import { limitFor } from './quota.js'
+
+// `studio usage`: per account, one calendar month (UTC): completions answered and failed, tokens, quota used and
+// left. It reads the completions table (one row per upstream call, outcome 'ok' when answered) and quota_usage
+// (units reserved per account and month), which the completions feature's migrations create.
+
+export interface Month {
+  month: string // YYYY-MM-01, as quota_usage.month
+  start: Date
+  end: Date
+}
+
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/
+
+// The month of `now`, or the month named `YYYY-MM`; null for anything else.
+export function usageMonth(spec: number | string): Month | null {
+  let y: number
+  let m: number
+  if (typeof spec === 'number') {
+    const d = new Date(spec)
+    ;[y, m] = [d.getUTCFullYear(), d.getUTCMonth()]
+  } else {
+    const match = MONTH.exec(spec)
+    if (!match) return null
+    ;[y, m] = [Number(match[1]), Number(match[2]) - 1]
+  }
+  const start = new Date(Date.UTC(y, m, 1))
+  return { month: start.toISOString().slice(0, 10), start, end: new Date(Date.UTC(y, m + 1, 1)) }
+}
+
+export interface AccountUsage {
+  account_id: string
+  plan: string
+  email: string | null
+  completions: number
+  failed: number
+  input_tokens: string
+  output_tokens: string
+  quota_used: number
+  quota_limit: number | null
+  quota_left: number | null
+}
+
+type Quotas = Pick<Config, 'STUDIO_QUOTA_FREE' | 'STUDIO_QUOTA_STARTER' | 'STUDIO_QUOTA_PRO' | 'STUDIO_QUOTA_ENTERPRISE'>
+
+export async function usageByAccount(sql: Sql, month: Month, quotas: Quotas): Promise<AccountUsage[]> {
+  type Row = Omit<AccountUsage, 'quota_limit' | 'quota_left'>
+  const rows = await sql<Row[]>`
+      select a.id as account_id, a.plan,
+             (select u.email from users u where u.account_id = a.id order by u.created_at, u.id limit 1) as email,
+             coalesce(c.completions, 0)::int as completions, coalesce(c.failed, 0)::int as failed,
+             coalesce(c.input_tokens, 0)::text as input_tokens, coalesce(c.output_tokens, 0)::text as output_tokens,
+             coalesce(q.used, 0)::int as quota_used
+      from accounts a
+      left join (
+        select account_id, count(*) filter (where outcome = 'ok') as completions, count(*) filter (where outcome <> 'ok') as failed,
+               sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens
+        from completions where created_at >= ${month.start} and created_at < ${month.end} group by account_id
+      ) c on c.account_id = a.id
+      left join quota_usage q on q.account_id = a.id and q.month = ${month.month}::date
+    order by a.created_at, a.id`
+  return rows.map((r) => {
+    const limit = limitFor(quotas, r.plan)
+    return { ...r, quota_limit: limit, quota_left: limit === null ? null : Math.max(0, limit - r.quota_used) }
+  })
+}
