@@ -20,7 +20,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  minify: true,
+  minify: !process.env.STUDIO_BUILD_DEBUG,
   legalComments: 'none',
   define: { STUDIO_MIGRATIONS: JSON.stringify(migrations) },
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },

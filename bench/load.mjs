@@ -1,8 +1,12 @@
 // A closed-loop HTTP load generator: `connections` keep-alive connections, each sending its next request as soon as
 // the previous answer is read, for `seconds`. Prints JSON: requests/s, exact latency percentiles (ms), status counts.
+import { readFileSync } from 'node:fs'
 import { Pool } from 'undici'
 
-const { url, method = 'GET', headers = {}, body, connections = 20, seconds = 5, warmup = 1 } = JSON.parse(process.argv[2])
+const { url, method = 'GET', headers = {}, keys, body, connections = 20, seconds = 5, warmup = 1 } = JSON.parse(process.argv[2].startsWith('@') ? readFileSync(process.argv[2].slice(1), 'utf8') : process.argv[2])
+// With `keys`, each request carries the next key of the list (a realistic spread under a per-key rate limit).
+const headerSets = keys ? keys.map((k) => ({ ...headers, authorization: `Bearer ${k}` })) : [headers]
+let next = 0
 const u = new URL(url)
 const pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 })
 const path = u.pathname + u.search
@@ -16,7 +20,7 @@ async function loop() {
   while (!stop) {
     const t0 = process.hrtime.bigint()
     try {
-      const res = await pool.request({ path, method, headers, body })
+      const res = await pool.request({ path, method, headers: headerSets[next++ % headerSets.length], body })
       await res.body.dump()
       all[res.statusCode] = (all[res.statusCode] ?? 0) + 1
       if (measuring) {

@@ -2,7 +2,7 @@
 // rounds (A B A B …), printing medians and ratios. Server processes are pinned to core 0 and the load generator to
 // core 1 where `taskset` exists. Uses DATABASE_URL (a scratch database is created in it) or the embedded database.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -57,11 +57,22 @@ async function waitHealthy(url, deadlineMs = 30_000) {
   }
 }
 
-function load(opts) {
-  const [cmd, argv] = pin(1, process.execPath, ['bench/load.mjs', JSON.stringify({ seconds: SECONDS, ...opts })])
+const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return Number(f[11]) + Number(f[12])
+}
+
+// Runs the load generator; with `server` (a child process), also the server's CPU time per answered request.
+function load(opts, server) {
+  const file = join(work, 'load.json')
+  writeFileSync(file, JSON.stringify({ seconds: SECONDS, ...opts }))
+  const [cmd, argv] = pin(1, process.execPath, ['bench/load.mjs', '@' + file])
+  const before = server ? cpuTicks(server.pid) : 0
   const r = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 26 })
   if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`)
-  return JSON.parse(r.stdout.trim().split('\n').at(-1))
+  const out = JSON.parse(r.stdout.trim().split('\n').at(-1))
+  if (server) out.cpuUs = ((cpuTicks(server.pid) - before) * 10_000) / Object.values(out.all).reduce((a, b) => a + b, 0)
+  return out
 }
 
 // ---- setup
@@ -87,7 +98,7 @@ if (process.env.DATABASE_URL) {
 }
 const mode = dbEnv.DATABASE_URL ? 'external PostgreSQL' : 'embedded PGlite'
 
-const fake = start(1, ['bench/fake-upstream.mjs', '20'])
+const fake = start(0, ['bench/fake-upstream.mjs', '20'])
 const fakeUrl = `http://127.0.0.1:${(await firstLine(fake)).port}`
 const port = await freePort()
 const studioEnv = {
@@ -96,7 +107,6 @@ const studioEnv = {
   LOG_LEVEL: 'warn',
   ANTHROPIC_API_KEY: 'sk-bench',
   ANTHROPIC_BASE_URL: fakeUrl,
-  STUDIO_RATE_LIMIT: '1000000000',
   STUDIO_QUOTA_ENTERPRISE: 'unlimited',
 }
 const studio = start(0, ['dist/studio.mjs', 'serve'], studioEnv)
@@ -108,8 +118,23 @@ const created = execFileSync(process.execPath, ['dist/studio.mjs', 'keys', 'crea
 })
 const key = created.trim().split('\n').at(-1)
 const auth = { authorization: `Bearer ${key}` }
+// The default rate limit (300 a minute per key) holds during the bench: the load is spread over many keys of one
+// account, as many clients would send it.
+await build({ entryPoints: ['src/keys.ts'], bundle: true, platform: 'node', format: 'esm', outfile: join(work, 'keys.mjs'), logLevel: 'warning' })
+const { generateKey } = await import(join(work, 'keys.mjs'))
+const keySql = postgres(dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' }, { max: 1, onnotice: () => {} })
+const fresh = Array.from({ length: Number(process.env.BENCH_KEYS ?? 3000) }, generateKey)
+const [{ account_id: benchAccount }] = await keySql`select account_id from api_keys where prefix = ${key.split('_')[1]}`
+for (let i = 0; i < fresh.length; i += 500) {
+  const rowsIn = fresh.slice(i, i + 500).map((k) => ({ prefix: k.prefix, secret_sha256: k.secretHash, account_id: benchAccount }))
+  await keySql`insert into api_keys ${keySql(rowsIn, 'prefix', 'secret_sha256', 'account_id')}`
+}
+await keySql.end()
+const keys = fresh.map((k) => k.key)
 const meBody = await (await fetch(url + '/api/v1/me', { headers: auth })).text()
 const bare = start(0, ['bench/bare.mjs', meBody])
+const proxy = start(0, ['bench/proxy.mjs', fakeUrl])
+const proxyUrl = `http://127.0.0.1:${(await firstLine(proxy)).port}`
 const bareUrl = `http://127.0.0.1:${(await firstLine(bare)).port}`
 
 const rows = []
@@ -121,12 +146,15 @@ log('GET /me vs bare node:http…')
 const me = []
 const base = []
 for (let i = 0; i < ROUNDS; i++) {
-  me.push(load({ url: url + '/api/v1/me', headers: auth, connections: 20 }))
-  base.push(load({ url: bareUrl + '/', connections: 20 }))
+  me.push(load({ url: url + '/api/v1/me', keys, connections: 20 }, studio))
+  base.push(load({ url: bareUrl + '/', connections: 20 }, bare))
 }
 const meRps = median(me.map((r) => r.rps))
 const baseRps = median(base.map((r) => r.rps))
 row('GET /me requests/s (c=20)', fmt(meRps, 0), fmt(baseRps, 0), meRps / baseRps, 'target ≥ 0.80')
+const meCpu = median(me.map((r) => r.cpuUs))
+const baseCpu = median(base.map((r) => r.cpuUs))
+row('GET /me server CPU µs per request', fmt(meCpu, 1), fmt(baseCpu, 1), baseCpu / meCpu, 'CPU-bound rate ratio (1/CPU); independent of the load generator')
 row('GET /me p50 ms', fmt(median(me.map((r) => r.p50)), 3), fmt(median(base.map((r) => r.p50)), 3), null)
 row('GET /me p99 ms', fmt(median(me.map((r) => r.p99)), 3), fmt(median(base.map((r) => r.p99)), 3), null)
 const meErrors = me.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
@@ -139,8 +167,8 @@ const direct = []
 const sql = postgres(dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' }, { max: 2, onnotice: () => {} })
 const [{ id: accountId }] = await sql`select account_id as id from users where email = 'bench@example.com'`
 for (let i = 0; i < ROUNDS; i++) {
-  leads.push(load({ url: url + '/api/v1/leads', method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(lead), connections: 20, countAll: true }))
-  const [cmd, argv] = pin(0, process.execPath, ['bench/direct-insert.mjs', JSON.stringify({ db: dbEnv, accountId, lead, connections: 20, seconds: SECONDS })])
+  leads.push(load({ url: url + '/api/v1/leads', method: 'POST', keys, headers: { 'content-type': 'application/json' }, body: JSON.stringify(lead), connections: 20 }))
+  const [cmd, argv] = pin(1, process.execPath, ['bench/direct-insert.mjs', JSON.stringify({ db: dbEnv, accountId, lead, connections: 20, seconds: SECONDS })])
   const r = spawnSync(cmd, argv, { encoding: 'utf8' })
   if (r.status !== 0) throw new Error(r.stderr)
   direct.push(JSON.parse(r.stdout))
@@ -159,15 +187,18 @@ for (const c of [20, 200]) {
   log(`completions at ${c} connections…`)
   const via = []
   const straight = []
+  const relayed = []
   for (let i = 0; i < ROUNDS; i++) {
-    via.push(load({ url: url + '/api/v1/ai/completions', method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: completion, connections: c }))
+    via.push(load({ url: url + '/api/v1/ai/completions', method: 'POST', keys, headers: { 'content-type': 'application/json' }, body: completion, connections: c }))
     straight.push(load({ url: fakeUrl + '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json' }, body: completion, connections: c }))
+    relayed.push(load({ url: proxyUrl + '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json' }, body: completion, connections: c }))
   }
   for (const p of ['p50', 'p99']) {
     const a = median(via.map((r) => r[p]))
     const b = median(straight.map((r) => r[p]))
+    const floor = median(relayed.map((r) => r[p])) - b
     added[`${p}@${c}`] = a - b
-    row(`completions ${p} ms (c=${c})`, fmt(a, 3), fmt(b, 3), null, `added ${fmt(a - b, 3)} ms${c === 20 ? (p === 'p50' ? '; target ≤ 0.5' : '; target ≤ 2') : ''}`)
+    row(`completions ${p} ms (c=${c})`, fmt(a, 3), fmt(b, 3), null, `added ${fmt(a - b, 3)} ms${c === 20 ? (p === 'p50' ? ' (target ≤ 0.5)' : ' (target ≤ 2)') : ''}; a bare undici relay adds ${fmt(floor, 3)}`)
   }
   const bad = via.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
   if (bad.length) row(`completions c=${c} non-200`, bad.join(','), '', null, 'errors!')
@@ -206,6 +237,7 @@ row('limiter memory, 100k keys × 1 request (MB)', fmt(mem.one, 1), '', null, `�
 
 await sql.end()
 bare.kill()
+proxy.kill()
 fake.kill()
 for (const c of cleanups.reverse()) await c()
 

@@ -16,6 +16,7 @@ import { Router } from './router.js'
 export const BASE = '/api/v1'
 
 export interface Ctx<B = unknown> {
+  headers: string[]
   req: IncomingMessage
   res: ServerResponse
   id: string
@@ -87,7 +88,7 @@ export function createApp(deps: AppDeps) {
 
   const policy = `"default";q=${deps.limiter.limit};w=${deps.limiter.windowMs / 1000}`
 
-  async function authenticate(req: IncomingMessage, res: ServerResponse): Promise<Principal> {
+  async function authenticate(req: IncomingMessage, headers: string[]): Promise<Principal> {
     const address = req.socket.remoteAddress ?? ''
     const blocked = deps.authFailures.check(address)
     if (!blocked.ok) {
@@ -96,14 +97,14 @@ export function createApp(deps: AppDeps) {
     }
     let principal: Principal
     try {
-      principal = await deps.keys.authenticate(req.headers.authorization)
+      const p = deps.keys.authenticate(req.headers.authorization)
+      principal = p instanceof Promise ? await p : p
     } catch (e) {
       if (e instanceof ApiError && e.code === 'unauthorized') deps.authFailures.hit(address)
       throw e
     }
     const v = deps.limiter.hit(principal.prefix)
-    res.setHeader('ratelimit-policy', policy)
-    res.setHeader('ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)
+    headers.push('ratelimit-policy', policy, 'ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)
     if (!v.ok) {
       deps.metrics?.refused('rate_limited')
       throw rateLimited(`More than ${v.limit} requests in 60 seconds with this key`, v)
@@ -111,8 +112,8 @@ export function createApp(deps: AppDeps) {
     return principal
   }
 
-  function fail(res: ServerResponse, e: ApiError) {
-    sendJson(res, e.status, errorBody(e), e.headers)
+  function fail(res: ServerResponse, e: ApiError, headers: string[]) {
+    sendJson(res, e.status, errorBody(e), headers, e.headers)
   }
 
   function toApiError(e: unknown, id: string, req: IncomingMessage): ApiError {
@@ -129,11 +130,9 @@ export function createApp(deps: AppDeps) {
     const started = performance.now()
     const incoming = req.headers['x-request-id']
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !KEY_LIKE.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
-    const ctx = { req, res, id, started } as Ctx
+    const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
+    const ctx = { req, res, id, started, headers } as Ctx
     observe?.(ctx)
-    res.setHeader('x-request-id', id)
-    res.setHeader('cache-control', 'no-store')
-    res.setHeader('x-content-type-options', 'nosniff')
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)
@@ -143,25 +142,26 @@ export function createApp(deps: AppDeps) {
       if ('allow' in match) {
         const allow = match.allow.join(', ')
         if (req.method === 'OPTIONS') {
-          res.writeHead(204, { allow }).end()
+          res.writeHead(204, headers.concat('allow', allow)).end()
           return
         }
         throw new ApiError('method_not_allowed', `${req.method} is not allowed here; use ${allow}`, { allow: match.allow }, { allow })
       }
       const r = match.route
       ctx.route = r.path
-      if (r.auth) ctx.principal = await authenticate(req, res)
+      if (r.auth) ctx.principal = await authenticate(req, headers)
       if (r.body) ctx.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
       else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
-      const reply = await r.handle(ctx)
+      const pending = r.handle(ctx)
+      const reply = pending instanceof Promise ? await pending : pending
       if (res.headersSent) return
-      sendJson(res, reply.status, reply.json ?? JSON.stringify(reply.body), reply.headers)
+      sendJson(res, reply.status, reply.json ?? JSON.stringify(reply.body), headers, reply.headers)
     } catch (e) {
       if (res.headersSent) {
         res.destroy()
         return
       }
-      fail(res, toApiError(e, id, req))
+      fail(res, toApiError(e, id, req), headers)
     }
   }
 

@@ -34,7 +34,8 @@ const MAX_CACHED = 100_000
 export const unauthorized = () => new ApiError('unauthorized', 'Missing or invalid API key')
 
 export interface KeyStore {
-  authenticate(header: string | undefined): Promise<Principal>
+  // Synchronous when the key is cached.
+  authenticate(header: string | undefined): Principal | Promise<Principal>
   onAccountChange(fn: (accountId: string) => void): void
   refresh(): Promise<void>
   flushUsage(): Promise<void>
@@ -98,6 +99,14 @@ export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs
       where k.prefix = u.p and (k.last_used_at is null or k.last_used_at < u.t)`
   }
 
+  function verify(secret: string, entry: CachedKey | null): Principal {
+    const ok = secretMatches(secret, entry ? entry.hash : DUMMY_HASH)
+    const now = clock()
+    if (!entry || !ok || entry.revokedAt <= now || entry.expiresAt <= now) throw unauthorized()
+    used.set(entry.prefix, now)
+    return entry
+  }
+
   const tick = () => {
     polling ??= refresh()
       .catch((e) => log.debug('key refresh failed', { err: String(e) }))
@@ -108,17 +117,13 @@ export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs
   tick()
 
   return {
-    async authenticate(header) {
+    authenticate(header) {
       const m = header ? BEARER.exec(header) : null
       const parsed = m ? parseKey(m[1]) : null
       if (!parsed) throw unauthorized()
-      let entry = cache.get(parsed.prefix)
-      if (entry === undefined) entry = await load(parsed.prefix)
-      const ok = secretMatches(parsed.secret, entry ? entry.hash : DUMMY_HASH)
-      const now = clock()
-      if (!entry || !ok || entry.revokedAt <= now || entry.expiresAt <= now) throw unauthorized()
-      used.set(entry.prefix, now)
-      return entry
+      const entry = cache.get(parsed.prefix)
+      if (entry === undefined) return load(parsed.prefix).then((loaded) => verify(parsed.secret, loaded))
+      return verify(parsed.secret, entry)
     },
     onAccountChange: (fn) => void accountListeners.push(fn),
     refresh: () => (polling ??= refresh().finally(() => (polling = null))),

@@ -184,7 +184,7 @@ export async function serveMetrics(metrics: Metrics, host: string, port: number,
     let error: ApiError | null = null
     if (path !== '/metrics') error = new ApiError('not_found', 'Only /metrics is served here')
     else if (req.method !== 'GET' && req.method !== 'HEAD') error = new ApiError('method_not_allowed', `${req.method} is not allowed here; use GET, HEAD`, { allow: ['GET', 'HEAD'] }, { allow: 'GET, HEAD' })
-    if (error) return sendJson(res, error.status, errorBody(error), error.headers)
+    if (error) return sendJson(res, error.status, errorBody(error), ['cache-control', 'no-store'], error.headers)
     const body = metrics.render()
     res.writeHead(200, { 'content-type': CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' })
     res.end(req.method === 'HEAD' ? undefined : body)

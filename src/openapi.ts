@@ -129,12 +129,9 @@ export function openApiRoute(routes: Route[]): Route {
     operationId: 'getOpenApi',
     responses: { 200: { description: 'The OpenAPI 3.1 description of this API' } },
     errors: ['unauthorized', 'rate_limited'],
-    handle({ res }) {
+    handle() {
       body ??= JSON.stringify(buildOpenApi([...routes, self]))
-      res.setHeader('content-type', 'application/json')
-      res.setHeader('content-length', Buffer.byteLength(body))
-      res.end(body)
-      return { status: 200, body: null }
+      return { status: 200, json: body }
     },
   })
   return self

@@ -1,6 +1,6 @@
 import { BASE, route, type Route } from './app.js'
 import type { Database, Sql } from './db.js'
-import { unauthorized, type KeyStore } from './auth.js'
+import { unauthorized, type KeyStore, type Principal } from './auth.js'
 import { ApiError } from './errors.js'
 import type { Quota } from './quota.js'
 import { Caller, LeadCreated, LeadInput } from './schemas.js'
@@ -17,8 +17,8 @@ interface MeRow {
 const ME_TTL_MS = 1000
 const ME_MAX_CACHED = 100_000
 
-// GET /me is answered from a per-key cache of at most one second: dropped at once when this process reserves or
-// gives back quota for the account, and within the key poller's interval when its plan changes anywhere.
+// GET /me is answered from a cache (per account and user) of at most one second: dropped at once when this process
+// reserves or gives back quota for the account, and within the key poller's interval when its plan changes anywhere.
 export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountChange'>): Route {
   const cache = new Map<string, Map<string, { until: number; monthEnds: number; json: string }>>()
   let size = 0
@@ -36,28 +36,33 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
     operationId: 'getMe',
     responses: { 200: { description: 'The caller', schema: Caller } },
     errors: ['unauthorized', 'rate_limited'],
-    async handle({ principal }) {
+    handle({ principal }) {
       const now = performance.now()
-      const hit = cache.get(principal.accountId)?.get(principal.prefix)
+      const who = principal.userId ?? ''
+      const hit = cache.get(principal.accountId)?.get(who)
       if (hit && hit.until > now && hit.monthEnds > quota.now()) return { status: 200, json: hit.json }
-      const [row] = await sql<MeRow[]>`
-        select a.plan, coalesce(q.used, 0) as used, u.id, u.email, u.name, u.role
-        from accounts a
-        left join users u on u.id = ${principal.userId}
-        left join quota_usage q on q.account_id = a.id and q.month = ${quota.month().month}
-        where a.id = ${principal.accountId}`
-      if (!row) throw unauthorized()
-      const user = row.id ? { id: row.id, email: row.email, name: row.name, role: row.role } : null
-      const status = quota.status(row.plan, row.used)
-      const json = JSON.stringify({ user, plan: row.plan, quota: status })
-      if (size >= ME_MAX_CACHED) (cache.clear(), (size = 0))
-      let entries = cache.get(principal.accountId)
-      if (!entries) cache.set(principal.accountId, (entries = new Map()))
-      if (!entries.has(principal.prefix)) size++
-      entries.set(principal.prefix, { until: now + ME_TTL_MS, monthEnds: Date.parse(status.resets_at), json })
-      return { status: 200, json }
+      return load(principal, who, now)
     },
   })
+
+  async function load(principal: Principal, who: string, now: number) {
+    const [row] = await sql<MeRow[]>`
+      select a.plan, coalesce(q.used, 0) as used, u.id, u.email, u.name, u.role
+      from accounts a
+      left join users u on u.id = ${principal.userId}
+      left join quota_usage q on q.account_id = a.id and q.month = ${quota.month().month}
+      where a.id = ${principal.accountId}`
+    if (!row) throw unauthorized()
+    const user = row.id ? { id: row.id, email: row.email, name: row.name, role: row.role } : null
+    const status = quota.status(row.plan, row.used)
+    const json = JSON.stringify({ user, plan: row.plan, quota: status })
+    if (size >= ME_MAX_CACHED) (cache.clear(), (size = 0))
+    let entries = cache.get(principal.accountId)
+    if (!entries) cache.set(principal.accountId, (entries = new Map()))
+    if (!entries.has(who)) size++
+    entries.set(who, { until: now + ME_TTL_MS, monthEnds: Date.parse(status.resets_at), json })
+    return { status: 200, json }
+  }
 }
 
 export function leadsRoute(sql: Sql): Route {

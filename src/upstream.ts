@@ -112,12 +112,26 @@ async function readJson(body: Dispatcher.ResponseData['body']): Promise<unknown>
 
 // Sends one completion upstream: at most `retries` retries on 429/529/5xx and connection errors, with jittered
 // backoff honouring a capped retry-after; never past the deadline; aborted when the caller's signal aborts.
+// One controller and one timer per call, both released when it ends (AbortSignal.timeout would hold every
+// request's signal for the whole timeout).
 export async function callUpstream(adapter: Adapter, call: CompletionCall, opts: CallOptions): Promise<Attempted> {
+  const aborter = new AbortController()
+  const signal = aborter.signal
+  const deadline = { aborted: false }
+  const timer = setTimeout(() => ((deadline.aborted = true), aborter.abort()), opts.timeoutMs)
+  const onAbort = () => aborter.abort()
+  opts.signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    return await attempts(adapter, adapter.request(call), opts, signal, deadline)
+  } finally {
+    clearTimeout(timer)
+    opts.signal.removeEventListener('abort', onAbort)
+  }
+}
+
+async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, signal: AbortSignal, deadline: { aborted: boolean }): Promise<Attempted> {
   const retries = opts.retries ?? MAX_RETRIES
   const backoff = opts.backoff ?? jitteredBackoff
-  const deadline = AbortSignal.timeout(opts.timeoutMs)
-  const signal = AbortSignal.any([opts.signal, deadline])
-  const wire = adapter.request(call)
   let attempt = 0
   for (;;) {
     attempt++
