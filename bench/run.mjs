@@ -57,22 +57,13 @@ async function waitHealthy(url, deadlineMs = 30_000) {
   }
 }
 
-const cpuTicks = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return Number(f[11]) + Number(f[12])
-}
-
-// Runs the load generator; with `server` (a child process), also the server's CPU time per answered request.
-function load(opts, server) {
+function load(opts) {
   const file = join(work, 'load.json')
   writeFileSync(file, JSON.stringify({ seconds: SECONDS, ...opts }))
   const [cmd, argv] = pin(1, process.execPath, ['bench/load.mjs', '@' + file])
-  const before = server ? cpuTicks(server.pid) : 0
   const r = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 26 })
   if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`)
-  const out = JSON.parse(r.stdout.trim().split('\n').at(-1))
-  if (server) out.cpuUs = ((cpuTicks(server.pid) - before) * 10_000) / Object.values(out.all).reduce((a, b) => a + b, 0)
-  return out
+  return JSON.parse(r.stdout.trim().split('\n').at(-1))
 }
 
 // ---- setup
@@ -146,15 +137,12 @@ log('GET /me vs bare node:http…')
 const me = []
 const base = []
 for (let i = 0; i < ROUNDS; i++) {
-  me.push(load({ url: url + '/api/v1/me', keys, connections: 20 }, studio))
-  base.push(load({ url: bareUrl + '/', connections: 20 }, bare))
+  me.push(load({ url: url + '/api/v1/me', keys, connections: 20 }))
+  base.push(load({ url: bareUrl + '/', connections: 20 }))
 }
 const meRps = median(me.map((r) => r.rps))
 const baseRps = median(base.map((r) => r.rps))
 row('GET /me requests/s (c=20)', fmt(meRps, 0), fmt(baseRps, 0), meRps / baseRps, 'target ≥ 0.80')
-const meCpu = median(me.map((r) => r.cpuUs))
-const baseCpu = median(base.map((r) => r.cpuUs))
-row('GET /me server CPU µs per request', fmt(meCpu, 1), fmt(baseCpu, 1), baseCpu / meCpu, 'CPU-bound rate ratio (1/CPU); independent of the load generator')
 row('GET /me p50 ms', fmt(median(me.map((r) => r.p50)), 3), fmt(median(base.map((r) => r.p50)), 3), null)
 row('GET /me p99 ms', fmt(median(me.map((r) => r.p99)), 3), fmt(median(base.map((r) => r.p99)), 3), null)
 const meErrors = me.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
