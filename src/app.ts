@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type * as v from 'valibot'
 import type { Principal, KeyStore } from './auth.js'
 import type { Config } from './config.js'
 import type { Database } from './db.js'
-import { ApiError, type ErrorCode } from './errors.js'
-import { errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
+import { ApiError, statusOf, type ErrorCode } from './errors.js'
+import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
 import type { Logger } from './log.js'
 import { Router } from './router.js'
 
@@ -60,6 +61,17 @@ const DB_DOWN = new Set([
 ])
 export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
 
+const CLIENT_ERRORS: Record<string, ErrorCode> = {
+  HPE_HEADER_OVERFLOW: 'header_too_large',
+  ERR_HTTP_REQUEST_TIMEOUT: 'request_timeout',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'payload_too_large',
+}
+const CLIENT_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  header_too_large: 'The request headers are larger than 16 KiB',
+  request_timeout: 'The request was not received in time',
+  payload_too_large: 'The chunk extensions are too large',
+}
+
 const bootId = randomBytes(4).toString('hex')
 let seq = 0
 const REQUEST_ID = /^[\w.:-]{1,128}$/
@@ -79,12 +91,13 @@ export function createApp(deps: AppDeps) {
       log.warn('database unavailable', { id, err: String((e as Error).message) })
       return new ApiError('service_unavailable', 'The database is not reachable; try again shortly', undefined, { 'retry-after': '2' })
     }
-    log.error('unhandled error', { id, method: req.method, path: req.url }, e)
+    log.error('unhandled error', { id, method: req.method, path: req.url?.split('?')[0] }, e)
     return new ApiError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs')
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now()
+    if (!server.listening) res.shouldKeepAlive = false
     const incoming = req.headers['x-request-id']
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
     res.setHeader('x-request-id', id)
@@ -106,7 +119,7 @@ export function createApp(deps: AppDeps) {
       }
       const r = match.route
       const ctx = { req, res, id, started } as Ctx
-      if (r.auth) ctx.principal = await deps.keys.authenticate(req.headers.authorization)
+      if (r.auth) ctx.principal = await deps.keys.authenticate(authorizationOf(req))
       if (r.body) ctx.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
       else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
       const reply = await r.handle(ctx)
@@ -121,9 +134,38 @@ export function createApp(deps: AppDeps) {
     }
   }
 
+  const requestTimeout = config.STUDIO_REQUEST_TIMEOUT_MS
+  const headersTimeout = Math.min(config.STUDIO_HEADERS_TIMEOUT_MS, requestTimeout)
   const server: Server = createServer(
-    { requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 },
+    {
+      requestTimeout,
+      headersTimeout,
+      // Node looks for expired requests every 30 s by default: a slow client would hold on for up to 30 s more.
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeout / 4)),
+      keepAliveTimeout: 5_000,
+      maxHeaderSize: 16 * 1024,
+    },
     (req, res) => void handle(req, res)
   )
+
+  // What Node's HTTP parser refuses before `handle` sees a request (a malformed request line or header, headers over
+  // maxHeaderSize, a client too slow to send its request) is answered with the Error body too, written raw, and the
+  // connection ends. Never logged with the raw bytes: they may hold a key.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const code = CLIENT_ERRORS[err.code ?? ''] ?? 'bad_request'
+    log.debug('client error', { code: err.code })
+    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy()
+      return
+    }
+    const body = errorBody(new ApiError(code, CLIENT_MESSAGES[code] ?? 'The request is not valid HTTP/1.1'))
+    const status = statusOf[code]
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`
+    )
+    setTimeout(() => socket.destroy(), 1000).unref()
+  })
   return { server, handle }
 }

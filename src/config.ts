@@ -24,6 +24,8 @@ export const settings = {
   STUDIO_DB_POOL: { schema: int(1, 100), default: '10', doc: 'connections in the PostgreSQL pool' },
   LOG_LEVEL: { schema: v.picklist(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', doc: 'debug, info, warn, error or silent' },
   STUDIO_BODY_LIMIT: { schema: int(1024, 64 * 1024 * 1024), default: '1048576', doc: 'largest request body in bytes (413 above)' },
+  STUDIO_HEADERS_TIMEOUT_MS: { schema: int(100, 600_000), default: '10000', doc: 'a client must send all request headers within this long (408; at most the request timeout)' },
+  STUDIO_REQUEST_TIMEOUT_MS: { schema: int(100, 3_600_000), default: '30000', doc: 'a client must send the whole request, body included, within this long (408)' },
   STUDIO_RATE_LIMIT: { schema: int(1, 1_000_000), default: '300', doc: 'requests per key in any rolling 60 s window' },
   STUDIO_AUTH_FAIL_LIMIT: { schema: int(1, 1_000_000), default: '30', doc: 'failed authentications per client address per rolling 60 s' },
   STUDIO_QUOTA_FREE: { schema: quota, default: '100', doc: 'completions per calendar month (UTC), plan FREE' },
