@@ -38,6 +38,8 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   path: string
   auth: boolean
   body?: S
+  // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
+  headers?: Record<string, v.GenericSchema<string>>
   summary: string
   operationId?: string
   responses?: Record<number, ResponseDoc>
