@@ -7,6 +7,7 @@ import type { Config } from './config.js'
 import type { Database } from './db.js'
 import { ApiError, statusOf, type ErrorCode } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
+import { LABEL } from './keys.js'
 import type { Logger } from './log.js'
 import { Router } from './router.js'
 
@@ -77,6 +78,7 @@ const CLIENT_MESSAGES: Partial<Record<ErrorCode, string>> = {
 const bootId = randomBytes(4).toString('hex')
 let seq = 0
 const REQUEST_ID = /^[\w.:-]{1,128}$/
+const KEY_START = `${LABEL}_`
 
 export function createApp(deps: AppDeps) {
   const { config, log } = deps
@@ -101,7 +103,8 @@ export function createApp(deps: AppDeps) {
     const started = performance.now()
     if (!server.listening) res.shouldKeepAlive = false
     const incoming = req.headers['x-request-id']
-    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
+    // A caller's id is logged with the request: one that looks like a key (a client that mixed up its headers) is not taken.
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !incoming.startsWith(KEY_START) ? incoming : `${bootId}-${(++seq).toString(36)}`
     res.setHeader('x-request-id', id)
     res.setHeader('cache-control', 'no-store')
     res.setHeader('x-content-type-options', 'nosniff')
