@@ -5,7 +5,7 @@ import type * as v from 'valibot'
 import type { Principal, KeyStore } from './auth.js'
 import type { Config } from './config.js'
 import type { Database } from './db.js'
-import { ApiError, statusOf, type ErrorCode } from './errors.js'
+import { ApiError, type ErrorCode } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
 import { LABEL } from './keys.js'
 import type { Logger } from './log.js'
@@ -75,6 +75,15 @@ const CLIENT_MESSAGES: Partial<Record<ErrorCode, string>> = {
   payload_too_large: 'The chunk extensions are too large',
 }
 
+function endRaw(socket: Duplex, e: ApiError) {
+  const body = errorBody(e)
+  socket.end(
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`
+  )
+  setTimeout(() => socket.destroy(), 1000).unref()
+}
+
 const bootId = randomBytes(4).toString('hex')
 let seq = 0
 const REQUEST_ID = /^[\w.:-]{1,128}$/
@@ -112,6 +121,7 @@ export function createApp(deps: AppDeps) {
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)
     try {
+      if (req.headers.host === undefined && req.httpVersionMinor === 1) throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
       const match = router.find(req.method ?? 'GET', path)
       if (!match) throw new ApiError('not_found', `No route for ${path.length > 200 ? path.slice(0, 200) + '…' : path}`)
       if ('allow' in match) {
@@ -149,28 +159,30 @@ export function createApp(deps: AppDeps) {
       connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeout / 4)),
       keepAliveTimeout: 5_000,
       maxHeaderSize: 16 * 1024,
+      // Node answers a missing Host with a bare 400; `handle` does, with the Error body.
+      requireHostHeader: false,
     },
     (req, res) => void handle(req, res)
   )
+
+  // An Expect other than 100-continue: Node would answer a bare 417; RFC 9110 lets a server ignore it, and this one does.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => void handle(req, res))
 
   // What Node's HTTP parser refuses before `handle` sees a request (a malformed request line or header, headers over
   // maxHeaderSize, a client too slow to send its request) is answered with the Error body too, written raw, and the
   // connection ends. Never logged with the raw bytes: they may hold a key.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    const code = CLIENT_ERRORS[err.code ?? ''] ?? 'bad_request'
     log.debug('client error', { code: err.code })
     const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
     if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
       socket.destroy()
       return
     }
-    const body = errorBody(new ApiError(code, CLIENT_MESSAGES[code] ?? 'The request is not valid HTTP/1.1'))
-    const status = statusOf[code]
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`
-    )
-    setTimeout(() => socket.destroy(), 1000).unref()
+    const code = CLIENT_ERRORS[err.code ?? ''] ?? 'bad_request'
+    endRaw(socket, new ApiError(code, CLIENT_MESSAGES[code] ?? 'The request is not valid HTTP/1.1'))
   })
+  // Node would close a CONNECT (a proxy's method) without a word.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => endRaw(socket, new ApiError('bad_request', 'CONNECT is not supported')))
+
   return { server, handle }
 }

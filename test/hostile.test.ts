@@ -196,6 +196,22 @@ t.test('malformed HTTP: 400 with the Error body', async (t) => {
   t.equal((await s.fetch('/healthz')).status, 200)
 })
 
+t.test('odd but valid HTTP is served; what is not served gets the Error body', async (t) => {
+  const expect = await rawRequest(s.port, head('GET', '/api/v1/me', { authorization: auth, expect: 'something-else' }))
+  t.equal(expect.status, 200, 'an unknown expectation is ignored')
+  const upgrade = await rawRequest(s.port, head('GET', '/api/v1/me', { authorization: auth, connection: 'upgrade', upgrade: 'websocket' }))
+  t.equal(upgrade.status, 200, 'an upgrade is not taken; the request is served')
+  const http10 = await rawRequest(s.port, `GET /api/v1/me HTTP/1.0\r\nauthorization: ${auth}\r\n\r\n`)
+  t.equal(http10.status, 200, 'HTTP/1.0 needs no Host')
+  const noHost = await rawRequest(s.port, `GET /api/v1/me HTTP/1.1\r\nauthorization: ${auth}\r\n\r\n`)
+  t.equal(noHost.status, 400, 'HTTP/1.1 without Host')
+  t.equal(errorCode(noHost), 'bad_request')
+  const connect = await rawRequest(s.port, 'CONNECT 127.0.0.1:80 HTTP/1.1\r\nhost: 127.0.0.1:80\r\n\r\n')
+  t.equal(connect.status, 400, 'CONNECT')
+  t.equal(errorCode(connect), 'bad_request')
+  t.ok(connect.closed)
+})
+
 t.test('two Authorization headers: 401, whichever is valid', async (t) => {
   for (const pair of [[auth, auth], [auth, `Bearer ${other}`], ['Bearer nope', auth], [auth, 'Basic eA==']]) {
     const r = await rawRequest(s.port, `GET /api/v1/me HTTP/1.1\r\nhost: x\r\nAuthorization: ${pair[0]}\r\nauthorization: ${pair[1]}\r\n\r\n`)
