@@ -74,5 +74,8 @@ if (!havePostgres) {
     const rows = await sql<{ id: string }[]>`select id from leads where id = any(${created}::uuid[])`
     t.equal(rows.length, created.length, `${created.length} leads answered 201`)
     t.notOk(s.log.lines.some((l) => /"level":"error"/.test(l)), 'no 500: the faults were recognised')
+    t.ok(s.log.lines.some((l) => /database unavailable/.test(l)), 'the faults were logged')
+    const logged = s.log.lines.join('\n')
+    t.notOk(logged.includes(key.split('_')[2]), 'without the key')
   })
 }
