@@ -60,7 +60,7 @@ export interface AppDeps {
 
 const DB_DOWN = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED',
-  'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004',
+  'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'QUERY_DEADLINE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004',
 ])
 export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
 

@@ -22,6 +22,7 @@ export const settings = {
   DATABASE_URL: { schema: url, doc: 'PostgreSQL connection URL; unset → embedded PostgreSQL in STUDIO_DATA_DIR' },
   STUDIO_DATA_DIR: { schema: text, default: './data', doc: 'where the embedded database and its unix socket live' },
   STUDIO_DB_POOL: { schema: int(1, 100), default: '10', doc: 'connections in the PostgreSQL pool' },
+  STUDIO_DB_TIMEOUT_MS: { schema: int(100, 600_000), default: '1500', doc: 'a query the database has not answered within this long fails its request with 503' },
   LOG_LEVEL: { schema: v.picklist(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', doc: 'debug, info, warn, error or silent' },
   STUDIO_BODY_LIMIT: { schema: int(1024, 64 * 1024 * 1024), default: '1048576', doc: 'largest request body in bytes (413 above)' },
   STUDIO_HEADERS_TIMEOUT_MS: { schema: int(100, 600_000), default: '10000', doc: 'a client must send all request headers within this long (408; at most the request timeout)' },

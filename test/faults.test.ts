@@ -33,6 +33,20 @@ if (!havePostgres) {
     t.comment(`${what}: ${r.status} in ${r.ms.toFixed(0)} ms`)
   }
 
+  // Once PostgreSQL is back, the same server answers again without any help.
+  async function recovers(t: Test) {
+    let ready = 0
+    for (let i = 0; i < 100 && ready !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      ready = (await call('/readyz')).status
+    }
+    t.equal(ready, 200, 'ready again, by itself')
+    t.equal((await call('/api/v1/me', { key })).status, 200)
+    const after = await postLead()
+    t.equal(after.status, 201)
+    created.push(after.body.id)
+  }
+
   for (const mode of ['fast', 'immediate'] as const) {
     t.test(`PostgreSQL stops (${mode}) and comes back`, async (t) => {
       t.equal((await call('/readyz')).status, 200)
@@ -57,18 +71,30 @@ if (!havePostgres) {
       t.equal((await call('/api/v1/openapi.json', { key })).status, 200, 'a cached key still reads what needs no database')
 
       await pg.start()
-      let ready = 0
-      for (let i = 0; i < 100 && ready !== 200; i++) {
-        await new Promise((r) => setTimeout(r, 100))
-        ready = (await call('/readyz')).status
-      }
-      t.equal(ready, 200, 'ready again, by itself')
-      t.equal((await call('/api/v1/me', { key })).status, 200)
-      const after = await postLead()
-      t.equal(after.status, 201)
-      created.push(after.body.id)
+      await recovers(t)
     })
   }
+
+  t.test('PostgreSQL freezes (its connections stay open, nothing answers) and thaws', async (t) => {
+    t.equal((await call('/api/v1/me', { key })).status, 200)
+    await pg.freeze()
+    try {
+      const [me, posted, ready, fresh] = await Promise.all([
+        call('/api/v1/me', { key }),
+        postLead(),
+        call('/readyz'),
+        call('/api/v1/me', { key: generateKey().key }),
+      ])
+      unavailable(t, me, 'GET /me, frozen')
+      unavailable(t, posted, 'POST /leads, frozen')
+      unavailable(t, ready, '/readyz, frozen')
+      unavailable(t, fresh, 'a key not seen before, frozen')
+      t.equal((await call('/healthz')).status, 200, 'the process is up')
+    } finally {
+      await pg.thaw()
+    }
+    await recovers(t)
+  })
 
   t.test('every lead answered 201 is committed', async (t) => {
     const rows = await sql<{ id: string }[]>`select id from leads where id = any(${created}::uuid[])`

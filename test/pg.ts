@@ -17,7 +17,9 @@ export interface PrivatePostgres {
   url: string
   stop(mode?: 'fast' | 'immediate'): Promise<void>
   start(): Promise<void>
-  pid(): number
+  // Stops (SIGSTOP) or resumes (SIGCONT) every process of the server: its connections stay open and answer nothing.
+  freeze(): Promise<void>
+  thaw(): Promise<void>
 }
 
 async function freePort(): Promise<number> {
@@ -43,8 +45,14 @@ export async function privatePostgres(t: Teardown): Promise<PrivatePostgres> {
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`
   const start = async () => void (await run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']))
   const stop = async (mode: 'fast' | 'immediate' = 'fast') => void (await run('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']))
+  const signal = async (sig: 'STOP' | 'CONT') => {
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+    const children = (await exec('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean).map(Number)
+    for (const pid of [postmaster, ...children]) process.kill(pid, `SIG${sig}`)
+  }
   await start()
   t.teardown(async () => {
+    await signal('CONT').catch(() => {})
     await stop('immediate').catch(() => {})
     rmSync(dir, { recursive: true, force: true })
   })
@@ -52,6 +60,7 @@ export async function privatePostgres(t: Teardown): Promise<PrivatePostgres> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
-    pid: () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
+    freeze: () => signal('STOP'),
+    thaw: () => signal('CONT'),
   }
 }
