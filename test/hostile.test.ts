@@ -10,6 +10,8 @@ const key = await issueKey(sql, { email: 'hostile@example.com' })
 const other = await issueKey(sql, { email: 'other@example.com' })
 const auth = `Bearer ${key}`
 const lead = { name: 'Ann', email: 'ann@example.com', service: 'audit', message: 'Hello' }
+// Another server (other settings) over the same database.
+const sameDb = { db: s.db, dbEnv: s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : ({} as Record<string, string>) }
 const leads = async () => (await sql<{ n: number }[]>`select count(*)::int as n from leads`)[0].n
 
 async function post(body: string | Buffer, headers: Record<string, string> = {}) {
@@ -277,7 +279,7 @@ t.test('every answer carries no-store and nosniff, none x-powered-by', async (t)
 })
 
 t.test('slow clients are cut off by the header and request timeouts', async (t) => {
-  const slow = await startTestServer(t, { STUDIO_HEADERS_TIMEOUT_MS: '400', STUDIO_REQUEST_TIMEOUT_MS: '800' }, { db: s.db, dbEnv: s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : {} })
+  const slow = await startTestServer(t, { STUDIO_HEADERS_TIMEOUT_MS: '400', STUDIO_REQUEST_TIMEOUT_MS: '800' }, sameDb)
   const before = await leads()
   // Headers that never end.
   const headers = await rawRequest(slow.port, 'GET /api/v1/me HTTP/1.1\r\nhost: x\r\n', { drip: { piece: 'x-slow: 1\r\n', intervalMs: 50 }, timeoutMs: 15_000 })
@@ -302,4 +304,15 @@ t.test('slow clients are cut off by the header and request timeouts', async (t) 
   t.equal(errorCode(stalled), 'request_timeout')
   t.equal(await leads(), before)
   t.equal((await slow.fetch('/api/v1/me', { key })).status, 200, 'a prompt client is served')
+})
+
+t.test('on close, a request still in flight after STUDIO_SHUTDOWN_TIMEOUT_MS is cut off', async (t) => {
+  const short = await startTestServer(t, { STUDIO_SHUTDOWN_TIMEOUT_MS: '300', STUDIO_REQUEST_TIMEOUT_MS: '600000', STUDIO_HEADERS_TIMEOUT_MS: '600000' }, sameDb)
+  // A body that never ends keeps its request in flight.
+  const hanging = rawRequest(short.port, head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'content-length': 100 }) + '{', { timeoutMs: 20_000 })
+  await new Promise((r) => setTimeout(r, 100))
+  const closed = await Promise.race([short.close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open after 15 s'), 15_000))])
+  t.equal(closed, 'closed', 'close() does not wait for the request forever')
+  t.ok((await hanging).closed, 'the connection was cut')
+  t.ok(short.log.lines.some((l) => /shutdown timeout/.test(l)), 'and that was logged')
 })
