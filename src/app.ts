@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type * as v from 'valibot'
 import type { Principal, KeyStore } from './auth.js'
 import type { SlidingWindow, Verdict } from './limits.js'
 import type { Config } from './config.js'
 import type { Database } from './db.js'
 import { ApiError, type ErrorCode } from './errors.js'
-import { errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
+import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate, type Headers } from './http.js'
 import { LABEL } from './keys.js'
 import type { Logger } from './log.js'
 import type { Metrics } from './metrics.js'
@@ -45,6 +46,8 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   path: string
   auth: boolean
   body?: S
+  // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
+  headers?: Record<string, v.GenericSchema<string>>
   summary: string
   operationId?: string
   responses?: Record<number, ResponseDoc>
@@ -67,18 +70,38 @@ export interface AppDeps {
 
 const DB_DOWN = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED',
-  'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004',
+  'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'QUERY_DEADLINE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004',
 ])
 export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
 
 const rateLimited = (message: string, v: Verdict) =>
   new ApiError('rate_limited', message, { limit: v.limit, retry_after: v.resetS }, { 'retry-after': String(v.resetS) })
 
+const CLIENT_ERRORS: Record<string, ErrorCode> = {
+  HPE_HEADER_OVERFLOW: 'header_too_large',
+  ERR_HTTP_REQUEST_TIMEOUT: 'request_timeout',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'payload_too_large',
+}
+const CLIENT_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  header_too_large: 'The request headers are larger than 16 KiB',
+  request_timeout: 'The request was not received in time',
+  payload_too_large: 'The chunk extensions are too large',
+}
+
+function endRaw(socket: Duplex, e: ApiError) {
+  const body = errorBody(e)
+  socket.end(
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`
+  )
+  setTimeout(() => socket.destroy(), 1000).unref()
+}
+
 const bootId = randomBytes(4).toString('hex')
 let seq = 0
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 // A caller's request id is logged: one that looks like a key (say, pasted into the wrong header) is replaced.
-const KEY_LIKE = new RegExp(`${LABEL}_[0-9A-Za-z]{12}_`)
+const KEY_LIKE = new RegExp(`(^${LABEL}_)|(${LABEL}_[0-9A-Za-z]{12}_)`)
 
 export function createApp(deps: AppDeps) {
   const { config, log } = deps
@@ -97,7 +120,7 @@ export function createApp(deps: AppDeps) {
     }
     let principal: Principal
     try {
-      const p = deps.keys.authenticate(req.headers.authorization)
+      const p = deps.keys.authenticate(authorizationOf(req))
       principal = p instanceof Promise ? await p : p
     } catch (e) {
       if (e instanceof ApiError && e.code === 'unauthorized') deps.authFailures.hit(address)
@@ -122,12 +145,13 @@ export function createApp(deps: AppDeps) {
       log.warn('database unavailable', { id, err: String((e as Error).message) })
       return new ApiError('service_unavailable', 'The database is not reachable; try again shortly', undefined, { 'retry-after': '2' })
     }
-    log.error('unhandled error', { id, method: req.method, path: req.url }, e)
+    log.error('unhandled error', { id, method: req.method, path: req.url?.split('?')[0] }, e)
     return new ApiError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs')
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now()
+    if (!server.listening) res.shouldKeepAlive = false
     const incoming = req.headers['x-request-id']
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !KEY_LIKE.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
     const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
@@ -137,6 +161,7 @@ export function createApp(deps: AppDeps) {
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)
     try {
+      if (req.headers.host === undefined && req.httpVersionMinor === 1) throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
       const match = router.find(req.method ?? 'GET', path)
       if (!match) throw new ApiError('not_found', `No route for ${path.length > 200 ? path.slice(0, 200) + '…' : path}`)
       if ('allow' in match) {
@@ -165,9 +190,40 @@ export function createApp(deps: AppDeps) {
     }
   }
 
+  const requestTimeout = config.STUDIO_REQUEST_TIMEOUT_MS
+  const headersTimeout = Math.min(config.STUDIO_HEADERS_TIMEOUT_MS, requestTimeout)
   const server: Server = createServer(
-    { requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 },
+    {
+      requestTimeout,
+      headersTimeout,
+      // Node looks for expired requests every 30 s by default: a slow client would hold on for up to 30 s more.
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeout / 4)),
+      keepAliveTimeout: 5_000,
+      maxHeaderSize: 16 * 1024,
+      // Node answers a missing Host with a bare 400; `handle` does, with the Error body.
+      requireHostHeader: false,
+    },
     (req, res) => void handle(req, res)
   )
+
+  // An Expect other than 100-continue: Node would answer a bare 417; RFC 9110 lets a server ignore it, and this one does.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => void handle(req, res))
+
+  // What Node's HTTP parser refuses before `handle` sees a request (a malformed request line or header, headers over
+  // maxHeaderSize, a client too slow to send its request) is answered with the Error body too, written raw, and the
+  // connection ends. Never logged with the raw bytes: they may hold a key.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    log.debug('client error', { code: err.code })
+    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy()
+      return
+    }
+    const code = CLIENT_ERRORS[err.code ?? ''] ?? 'bad_request'
+    endRaw(socket, new ApiError(code, CLIENT_MESSAGES[code] ?? 'The request is not valid HTTP/1.1'))
+  })
+  // Node would close a CONNECT (a proxy's method) without a word.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => endRaw(socket, new ApiError('bad_request', 'CONNECT is not supported')))
+
   return { server, handle }
 }

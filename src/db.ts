@@ -11,15 +11,52 @@ export interface Database {
   close(): Promise<void>
 }
 
+// Fail fast while the database is down: a query waits for its connection's next attempt, and the driver's default
+// backoff grows to 20 s between attempts, so a request would hang that long before its 503. Here the wait is at most
+// 0.5 s (a refused connection costs nothing; an unreachable host is bounded by connect_timeout).
 const base = {
   onnotice: () => {},
+  backoff: (retries: number) => Math.min(retries, 5) / 10,
   connect_timeout: 2,
   idle_timeout: 0,
   max_lifetime: null,
   connection: { application_name: 'studio' },
 } as const
 
-export async function openDatabase(config: Pick<Config, 'DATABASE_URL' | 'STUDIO_DATA_DIR' | 'STUDIO_DB_POOL'>): Promise<Database> {
+// A query the database has not answered within `ms` fails with code QUERY_DEADLINE (a 503), so a database that stops
+// answering without closing its connections (frozen, or a network that drops packets) cannot hang requests. The query
+// itself goes on; its late answer is dropped. This reaches into the driver's Query (its per-query `handler`, `resolve`
+// and `reject`): test/faults.test.ts proves it still works. Tagged queries and sql.unsafe only: a transaction
+// (sql.begin) would hang on its ROLLBACK anyway, so it is left to the driver.
+export function withDeadline(sql: Sql, ms: number): Sql {
+  interface Internals {
+    handler: (q: Internals) => void
+    resolve: (x: unknown) => void
+    reject: (e: unknown) => void
+  }
+  const arm = <Q>(q: Q): Q => {
+    if (!(q instanceof Promise) || typeof (q as unknown as Internals).handler !== 'function') return q
+    const query = q as unknown as Internals
+    const run = query.handler
+    query.handler = (self) => {
+      const { resolve, reject } = self
+      const timer = setTimeout(() => reject(Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })), ms)
+      self.resolve = (x) => (clearTimeout(timer), resolve(x))
+      self.reject = (e) => (clearTimeout(timer), reject(e))
+      run(self)
+    }
+    return q
+  }
+  const unsafe: Sql['unsafe'] = (...args) => arm(sql.unsafe(...args))
+  return new Proxy(sql, {
+    apply: (target, self, args) => arm(Reflect.apply(target, self, args)),
+    get: (target, name, receiver) => (name === 'unsafe' ? unsafe : Reflect.get(target, name, receiver)),
+  })
+}
+
+export async function openDatabase(
+  config: Pick<Config, 'DATABASE_URL' | 'STUDIO_DATA_DIR' | 'STUDIO_DB_POOL'> & Partial<Pick<Config, 'STUDIO_DB_TIMEOUT_MS'>>
+): Promise<Database> {
   let embedded: EmbeddedServer | null = null
   let sql: Sql
   let mode: Database['mode'] = 'external'
@@ -34,6 +71,8 @@ export async function openDatabase(config: Pick<Config, 'DATABASE_URL' | 'STUDIO
     } else mode = 'embedded'
     sql = postgres({ ...base, path, user: 'postgres', database: 'postgres', max: Math.min(config.STUDIO_DB_POOL, 4) })
   }
+  const pool = sql
+  if (config.STUDIO_DB_TIMEOUT_MS) sql = withDeadline(sql, config.STUDIO_DB_TIMEOUT_MS)
   return {
     sql,
     mode,
@@ -46,7 +85,7 @@ export async function openDatabase(config: Pick<Config, 'DATABASE_URL' | 'STUDIO
       }
     },
     async close() {
-      await sql.end({ timeout: 5 })
+      await pool.end({ timeout: 5 })
       await embedded?.close()
     },
   }

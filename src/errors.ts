@@ -4,6 +4,7 @@ export const statusOf = {
   method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  request_timeout: 408,
   header_too_large: 431,
   bad_request: 400,
   invalid_request: 422,

@@ -5,50 +5,110 @@ import { ApiError, invalid, type Issue } from './errors.js'
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
 
+// The Authorization header, or undefined when it is missing or sent more than once (Node would keep the first and
+// drop the others silently): two credentials are not one valid one, so they get the same 401.
+export function authorizationOf(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders
+  let found: string | undefined
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') {
+      if (found !== undefined) return undefined
+      found = raw[i + 1]
+    }
+  }
+  return found
+}
+
 export function hasBody(req: IncomingMessage) {
   const len = req.headers['content-length']
   return (len !== undefined && len !== '0') || req.headers['transfer-encoding'] !== undefined
 }
 
 // Reads at most `limit` bytes; a larger body is refused from its Content-Length before any of it is read, or as
-// soon as the running count passes the limit.
+// soon as the running count passes the limit (the rest is discarded as it arrives, never buffered). The text must be
+// UTF-8 and JSON, nest at most MAX_DEPTH deep and repeat no key within an object.
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const type = req.headers['content-type']
   if (!type || !JSON_TYPE.test(type)) {
-    throw new ApiError('unsupported_media_type', 'Content-Type must be application/json', { received: type ?? null })
+    throw new ApiError('unsupported_media_type', 'Content-Type must be application/json', { received: clip(type ?? null) })
   }
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) throw tooLarge(limit)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > limit) throw tooLarge(limit)
-    chunks.push(chunk)
-  }
+  const bytes = await readBody(req, limit)
   let text: string
   try {
-    text = decoder.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
+    text = decoder.decode(bytes)
   } catch {
     throw new ApiError('invalid_json', 'Request body is not valid UTF-8')
   }
   if (text.trim() === '') throw new ApiError('invalid_json', 'Request body is empty; send a JSON object')
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch (e) {
-    throw new ApiError('invalid_json', `Request body is not valid JSON: ${(e as Error).message}`)
+    throw new ApiError('invalid_json', clip(`Request body is not valid JSON: ${(e as Error).message}`))
+  }
+  checkShape(text)
+  return value
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const done = (e?: ApiError) => {
+      req.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone)
+      if (e) reject(e)
+      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) done(tooLarge(limit))
+      else chunks.push(chunk)
+    }
+    const onEnd = () => done()
+    const onGone = () => done(new ApiError('bad_request', 'The request body ended before it was complete'))
+    req.on('data', onData).on('end', onEnd).on('error', onGone).on('close', onGone)
+  })
+}
+
+export const MAX_DEPTH = 64
+// Over text that JSON.parse accepted: every string token whole (so brackets and colons inside strings are skipped),
+// an object key being a string followed by a colon. V8 parses any depth, but later code (JSON.stringify, validators)
+// recurses; and JSON.parse keeps the last of two equal keys, silently: both are refused here.
+const TOKEN = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"(\s*:)?|[{[]|[}\]]/g
+
+function checkShape(text: string) {
+  const keys: (Set<string> | null)[] = []
+  TOKEN.lastIndex = 0
+  for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) {
+    const token = m[0]
+    if (token === '{' || token === '[') {
+      if (keys.push(null) > MAX_DEPTH) throw new ApiError('invalid_json', `Request body nests deeper than ${MAX_DEPTH} levels`)
+    } else if (token === '}' || token === ']') keys.pop()
+    else if (m[1] !== undefined) {
+      const quoted = token.slice(0, token.length - m[1].length)
+      const key: string = quoted.includes('\\') ? JSON.parse(quoted) : quoted.slice(1, -1)
+      const seen = (keys[keys.length - 1] ??= new Set())
+      if (seen.has(key)) throw new ApiError('invalid_json', clip(`Request body repeats the key ${JSON.stringify(key)} in one object`), { key: clip(key) })
+      seen.add(key)
+    }
   }
 }
+
+// Error messages and details quote the caller's input at most this long.
+export const clip = <T extends string | null>(s: T, max = 200): T =>
+  (s !== null && s.length > max ? s.slice(0, max) + '…' : s) as T
 
 const tooLarge = (limit: number) =>
   new ApiError('payload_too_large', `Request body is larger than ${limit} bytes`, { limit }, { connection: 'close' })
 
 export function issuesOf(issues: v.BaseIssue<unknown>[]): Issue[] {
   return issues.map((i) => {
-    const path = v.getDotPath(i)
+    const path = clip(v.getDotPath(i))
     if (i.type === 'strict_object' && path && i.expected === 'never') return { path, message: 'is not a known field' }
     if (i.type === 'strict_object' && path && i.input === undefined) return { path, message: 'is required' }
-    return { path: path ?? '', message: i.message }
+    return { path: path ?? '', message: clip(i.message) }
   })
 }
 
@@ -58,6 +118,16 @@ export function validate<S extends v.GenericSchema>(schema: S, input: unknown): 
   }
   const result = v.safeParse(schema, input)
   if (!result.success) throw invalid(issuesOf(result.issues))
+  return result.output
+}
+
+// A request header validated by `schema`, or undefined when absent; sent twice, or refused by the schema → 422.
+export function headerOf<S extends v.GenericSchema<string>>(req: IncomingMessage, name: string, schema: S): v.InferOutput<S> | undefined {
+  const values = req.headersDistinct[name.toLowerCase()]
+  if (values === undefined) return undefined
+  if (values.length > 1) throw invalid([{ path: name, message: 'must be sent once' }])
+  const result = v.safeParse(schema, values[0])
+  if (!result.success) throw invalid([{ path: name, message: clip(result.issues[0].message) }])
   return result.output
 }
 

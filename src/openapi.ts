@@ -92,6 +92,12 @@ export function buildOpenApi(routes: Route[]): Json {
       security: [{ bearerAuth: [] }],
       responses,
     }
+    if (r.headers) {
+      op.parameters = Object.entries(r.headers).map(([name, s]) => {
+        const { description, ...schema } = schemaOf(s)
+        return { name, in: 'header', required: false, description, schema }
+      })
+    }
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body) } } }
     ;(paths[r.path.slice(BASE.length)] ??= {})[r.method.toLowerCase()] = op
   }

@@ -1,7 +1,10 @@
-import { BASE, route, type Route } from './app.js'
+import { createHash } from 'node:crypto'
+import * as v from 'valibot'
+import { BASE, route, type Reply, type Route } from './app.js'
 import type { Database, Sql } from './db.js'
 import { unauthorized, type KeyStore, type Principal } from './auth.js'
 import { ApiError } from './errors.js'
+import { headerOf } from './http.js'
 import type { Quota } from './quota.js'
 import { Caller, LeadCreated, LeadInput } from './schemas.js'
 
@@ -65,25 +68,87 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
   }
 }
 
+// Idempotency-Key (per account, 24 hours): the first request with a key creates the lead and keeps the key and the
+// SHA-256 of its validated body (schema order, so the JSON key order of the request does not matter). A retry with
+// the same key and body answers that lead again, same id and createdAt, with Idempotent-Replayed: true; the same key
+// with another body is refused. Concurrent requests with one key meet at the unique index: one inserts, the others
+// read its row. A key older than 24 hours is released and the request creates a new lead.
+const IDEMPOTENCY_HOURS = 24
+export const IdempotencyKey = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(255, 'must be at most 255 characters'),
+  v.regex(/^[\x20-\x7e]+$/, 'must be printable ASCII'),
+  v.description(
+    `Makes a retry safe: a request with the key and body of one made in the last ${IDEMPOTENCY_HOURS} hours (by any key of the ` +
+      'same account) answers the lead that one created instead of creating another; the same key with another body is ' +
+      'refused (422 idempotency_key_reused). 1 to 255 printable ASCII characters, e.g. a UUID.'
+  )
+)
+
+interface LeadRow {
+  id: string
+  created_at: Date
+}
+
+const created = (row: LeadRow, replayed = false): Reply => ({
+  status: 201,
+  body: { id: row.id, createdAt: row.created_at.toISOString() },
+  headers: replayed ? { 'idempotent-replayed': 'true' } : undefined,
+})
+
 export function leadsRoute(sql: Sql): Route {
+  const insert = (p: Principal, b: LeadInput, key: string | null, hash: Buffer | null) => sql<LeadRow[]>`
+    insert into leads (account_id, key_prefix, name, email, service, message, phone, company, budget, locale, source,
+                       utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256)
+    values (${p.accountId}, ${p.prefix}, ${b.name}, ${b.email}, ${b.service}, ${b.message},
+            ${b.phone ?? null}, ${b.company ?? null}, ${b.budget ?? null}, ${b.locale ?? null}, ${b.source ?? null},
+            ${b.utm?.source ?? null}, ${b.utm?.medium ?? null}, ${b.utm?.campaign ?? null}, ${key}, ${hash})
+    on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
+    returning id, created_at`
+
   return route({
     method: 'POST',
     path: `${BASE}/leads`,
     auth: true,
     body: LeadInput,
+    headers: { 'Idempotency-Key': IdempotencyKey },
     summary: 'Create a lead',
     operationId: 'createLead',
-    responses: { 201: { description: 'The lead is stored', schema: LeadCreated } },
-    errors: ['unauthorized', 'rate_limited', 'invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'service_unavailable'],
-    async handle({ principal, body: b }) {
-      const [row] = await sql<{ id: string; created_at: Date }[]>`
-        insert into leads (account_id, key_prefix, name, email, service, message, phone, company, budget, locale, source,
-                           utm_source, utm_medium, utm_campaign)
-        values (${principal.accountId}, ${principal.prefix}, ${b.name}, ${b.email}, ${b.service}, ${b.message},
-                ${b.phone ?? null}, ${b.company ?? null}, ${b.budget ?? null}, ${b.locale ?? null}, ${b.source ?? null},
-                ${b.utm?.source ?? null}, ${b.utm?.medium ?? null}, ${b.utm?.campaign ?? null})
-        returning id, created_at`
-      return { status: 201, body: { id: row.id, createdAt: row.created_at.toISOString() } }
+    responses: {
+      201: {
+        description: 'The lead is stored (or, for a retried Idempotency-Key, was stored by the first request)',
+        schema: LeadCreated,
+        headers: {
+          'Idempotent-Replayed': {
+            description: 'Present, `true`, when this answer repeats the one given to an earlier request with the same Idempotency-Key.',
+            schema: { type: 'string', enum: ['true'] },
+          },
+        },
+      },
+    },
+    errors: ['unauthorized', 'rate_limited', 'invalid_request', 'invalid_json', 'idempotency_key_reused', 'payload_too_large', 'unsupported_media_type', 'service_unavailable'],
+    async handle({ req, principal, body }) {
+      const key = headerOf(req, 'Idempotency-Key', IdempotencyKey)
+      if (key === undefined) return created((await insert(principal, body, null, null))[0])
+      const hash = createHash('sha256').update(JSON.stringify(body)).digest()
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const [row] = await insert(principal, body, key, hash)
+        if (row) return created(row)
+        const [prior] = await sql<(LeadRow & { request_sha256: Buffer; fresh: boolean })[]>`
+          select id, created_at, request_sha256, created_at > now() - make_interval(hours => ${IDEMPOTENCY_HOURS}) as fresh
+          from leads where account_id = ${principal.accountId} and idempotency_key = ${key}`
+        if (!prior) continue // released meanwhile: insert again
+        if (!prior.fresh) {
+          await sql`update leads set idempotency_key = null where id = ${prior.id}`
+          continue
+        }
+        if (!hash.equals(prior.request_sha256)) {
+          throw new ApiError('idempotency_key_reused', `This Idempotency-Key was used with another request body in the last ${IDEMPOTENCY_HOURS} hours`)
+        }
+        return created(prior, true)
+      }
+      throw new Error('Idempotency-Key: no stable answer after 3 attempts')
     },
   })
 }

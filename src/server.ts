@@ -74,8 +74,15 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     metricsUrl: metricsServer?.url,
     close: () =>
       (closing ??= (async () => {
+        // Stop accepting; let what is in flight finish (its connection closes as soon as it is idle), and after
+        // STUDIO_SHUTDOWN_TIMEOUT_MS cut whatever is left. Then flush pending writes and close the database.
         await new Promise<void>((ok) => {
-          server.close(() => ok())
+          const idle = setInterval(() => server.closeIdleConnections(), 100)
+          const force = setTimeout(() => {
+            log.warn('shutdown timeout: closing connections still in use', { timeoutMs: config.STUDIO_SHUTDOWN_TIMEOUT_MS })
+            server.closeAllConnections()
+          }, config.STUDIO_SHUTDOWN_TIMEOUT_MS)
+          server.close(() => (clearInterval(idle), clearTimeout(force), ok()))
           server.closeIdleConnections()
         })
         await metricsServer?.close()

@@ -487,7 +487,10 @@ export interface operations {
     createLead: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: a request with the key and body of one made in the last 24 hours (by any key of the same account) answers the lead that one created instead of creating another; the same key with another body is refused (422 idempotency_key_reused). 1 to 255 printable ASCII characters, e.g. a UUID. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -497,7 +500,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The lead is stored */
+            /** @description The lead is stored (or, for a retried Idempotency-Key, was stored by the first request) */
             201: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -506,6 +509,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
+                    /** @description Present, `true`, when this answer repeats the one given to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -583,7 +588,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: invalid_request, invalid_json */
+            /** @description Invalid input: invalid_request, invalid_json, idempotency_key_reused */
             422: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -598,7 +603,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "invalid_json";
+                            code: "invalid_request" | "invalid_json" | "idempotency_key_reused";
                             message?: string;
                             /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
                             details?: {
