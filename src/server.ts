@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net'
-import { createApp, type Route } from './app.js'
+import { createApp, isDatabaseDown, type Route } from './app.js'
 import { createKeyStore, type KeyStore } from './auth.js'
 import type { Config } from './config.js'
 import { openDatabase, type Database, type Sql } from './db.js'
@@ -43,8 +43,24 @@ export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps
   return [...api, openApiRoute(api)]
 }
 
+// postgres.js fetches the array types on every new connection and holds no handler on that query: a connection lost
+// right then (PostgreSQL stopping) rejects a promise nobody awaits, and Node ends the process on it. Such a rejection
+// only says the database is down (the requests that needed it got their own errors), so it is logged and dropped; any
+// other unhandled rejection still ends the process, as by default.
+let driverLog: Logger | undefined
+function guardDriverRejections(log: Logger) {
+  if (!driverLog) {
+    process.on('unhandledRejection', (e) => {
+      if (!isDatabaseDown(e)) throw e
+      driverLog?.warn('database unavailable (a driver promise nobody awaited)', { err: String((e as Error).message) })
+    })
+  }
+  driverLog = log
+}
+
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
+  guardDriverRejections(log)
   const db = opts.db ?? (await openDatabase(config))
   const applied = await migrate(db.sql)
   if (applied.length) log.info('migrations applied', { applied })
