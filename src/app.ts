@@ -70,7 +70,7 @@ export interface AppDeps {
 
 const DB_DOWN = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED',
-  'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'QUERY_DEADLINE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004',
+  'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'QUERY_DEADLINE', '57P01', '57P02', '57P03', '57014', '53000', '53100', '53200', '53300', '53400', '25006', '08000', '08003', '08006', '08001', '08004',
 ])
 export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
 
@@ -114,17 +114,24 @@ export function createApp(deps: AppDeps) {
   async function authenticate(req: IncomingMessage, headers: string[]): Promise<Principal> {
     const address = req.socket.remoteAddress ?? ''
     const blocked = deps.authFailures.check(address)
-    if (!blocked.ok) {
-      deps.metrics?.refused('rate_limited')
-      throw rateLimited('Too many failed authentications from this address', blocked)
-    }
     let principal: Principal
-    try {
-      const p = deps.keys.authenticate(authorizationOf(req))
-      principal = p instanceof Promise ? await p : p
-    } catch (e) {
-      if (e instanceof ApiError && e.code === 'unauthorized') deps.authFailures.hit(address)
-      throw e
+    if (!blocked.ok) {
+      // The block stops guessing from this address; a key this process has already verified still works, so
+      // clients sharing the address (behind a proxy, a NAT) are not locked out by one of them.
+      const known = deps.keys.cached(authorizationOf(req))
+      if (!known) {
+        deps.metrics?.refused('rate_limited')
+        throw rateLimited('Too many failed authentications from this address', blocked)
+      }
+      principal = known
+    } else {
+      try {
+        const p = deps.keys.authenticate(authorizationOf(req))
+        principal = p instanceof Promise ? await p : p
+      } catch (e) {
+        if (e instanceof ApiError && e.code === 'unauthorized') deps.authFailures.hit(address)
+        throw e
+      }
     }
     const v = deps.limiter.hit(principal.prefix)
     headers.push('ratelimit-policy', policy, 'ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)

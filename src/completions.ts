@@ -44,14 +44,15 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       const off = notConfigured(adapter)
       if (off) throw off
       const upstreamModel = adapter.models[body.model]
+      const aborter = new AbortController()
+      const onClose = () => res.writableFinished || aborter.abort()
+      res.once('close', onClose)
       const reservation = await deps.quota.reserve(principal.accountId).catch((e) => {
+        res.off('close', onClose)
         if (e instanceof ApiError && e.code === 'quota_exceeded') deps.metrics?.refused('quota_exceeded')
         throw e
       })
       let consumed = false
-      const aborter = new AbortController()
-      const onClose = () => res.writableFinished || aborter.abort()
-      res.once('close', onClose)
       const t0 = performance.now()
       const record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => {
         deps.metrics?.upstream(outcome, (performance.now() - t0) / 1000)

@@ -6,6 +6,8 @@ export type Sql = postgres.Sql
 
 export interface Database {
   sql: Sql
+  // The same pool without the per-query deadline, for work whose late answer must not be dropped.
+  raw: Sql
   mode: 'external' | 'embedded' | 'embedded-client'
   ready(): Promise<boolean>
   close(): Promise<void>
@@ -75,6 +77,7 @@ export async function openDatabase(
   if (config.STUDIO_DB_TIMEOUT_MS) sql = withDeadline(sql, config.STUDIO_DB_TIMEOUT_MS)
   return {
     sql,
+    raw: pool,
     mode,
     async ready() {
       try {

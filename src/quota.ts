@@ -36,6 +36,24 @@ export function limitFor(config: Limits, plan: string): number | null {
   }
 }
 
+// A reservation the database has not answered in time fails its requests with 503; if it commits later, the units
+// it granted are given back, so a slow database never charges for completions that were not made.
+function withTimeout<T>(query: Promise<T>, ms: number, onLate: (late: T) => unknown): Promise<T> {
+  if (!ms) return query
+  return new Promise((resolve, reject) => {
+    let late = false
+    const timer = setTimeout(() => {
+      late = true
+      reject(Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' }))
+      query.then(onLate).catch(() => {})
+    }, ms)
+    query.then(
+      (v) => late || (clearTimeout(timer), resolve(v)),
+      (e) => late || (clearTimeout(timer), reject(e))
+    )
+  })
+}
+
 interface Waiter {
   resolve: (r: Reservation) => void
   reject: (e: unknown) => void
@@ -45,7 +63,7 @@ interface Waiter {
 // fails. Concurrent reservations of one account in this process are batched into one call of
 // studio_quota_reserve, which grants at most what is left under the limit of the account's current plan while
 // holding the row lock: exact across concurrent requests and across processes, one round trip per batch.
-export function createQuota(sql: Sql, config: Limits, clock: () => number = Date.now) {
+export function createQuota(sql: Sql, config: Limits, clock: () => number = Date.now, timeoutMs = 0) {
   const lim = (plan: string) => limitFor(config, plan)
   const waiting = new Map<string, Waiter[]>()
   const running = new Set<string>()
@@ -59,9 +77,10 @@ export function createQuota(sql: Sql, config: Limits, clock: () => number = Date
         waiting.delete(accountId)
         const { month, resetsAt } = monthOf(clock())
         try {
-          const [r] = await sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
+          const query = sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
             select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length},
               ${lim('FREE')}, ${lim('STARTER')}, ${lim('PRO')}, ${lim('ENTERPRISE')})`
+          const [r] = await withTimeout(query, timeoutMs, ([late]) => late?.granted && giveBack(accountId, month, late.granted))
           if (r.granted > 0) changed(accountId)
           batch.forEach((w, i) => (i < r.granted ? w.resolve({ accountId, month }) : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))))
         } catch (e) {
@@ -72,6 +91,9 @@ export function createQuota(sql: Sql, config: Limits, clock: () => number = Date
       running.delete(accountId)
     }
   }
+
+  const giveBack = (accountId: string, month: string, n: number) =>
+    sql`update quota_usage set used = greatest(0, used - ${n}) where account_id = ${accountId} and month = ${month}`
 
   const exceeded = (limit: number, used: number, resetsAt: Date) =>
     new ApiError(
@@ -92,7 +114,7 @@ export function createQuota(sql: Sql, config: Limits, clock: () => number = Date
     },
 
     async release(r: Reservation) {
-      await sql`update quota_usage set used = used - 1 where account_id = ${r.accountId} and month = ${r.month} and used > 0`
+      await giveBack(r.accountId, r.month, 1)
       changed(r.accountId)
     },
 

@@ -117,10 +117,11 @@ async function readJson(body: Dispatcher.ResponseData['body']): Promise<unknown>
 export async function callUpstream(adapter: Adapter, call: CompletionCall, opts: CallOptions): Promise<Attempted> {
   const aborter = new AbortController()
   const signal = aborter.signal
-  const deadline = { aborted: false }
+  const deadline = { aborted: false, at: performance.now() + opts.timeoutMs }
   const timer = setTimeout(() => ((deadline.aborted = true), aborter.abort()), opts.timeoutMs)
   const onAbort = () => aborter.abort()
-  opts.signal.addEventListener('abort', onAbort, { once: true })
+  if (opts.signal.aborted) aborter.abort()
+  else opts.signal.addEventListener('abort', onAbort, { once: true })
   try {
     return await attempts(adapter, adapter.request(call), opts, signal, deadline)
   } finally {
@@ -129,7 +130,7 @@ export async function callUpstream(adapter: Adapter, call: CompletionCall, opts:
   }
 }
 
-async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, signal: AbortSignal, deadline: { aborted: boolean }): Promise<Attempted> {
+async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, signal: AbortSignal, deadline: { aborted: boolean; at: number }): Promise<Attempted> {
   const retries = opts.retries ?? MAX_RETRIES
   const backoff = opts.backoff ?? jitteredBackoff
   let attempt = 0
@@ -164,6 +165,9 @@ async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, 
         }
       }
       const message = adapter.errorMessage(body) ?? `status ${status}`
+      if (status === 402 || (status >= 400 && status < 500 && adapter.spendLimit(status, body))) {
+        throw new UpstreamFailure(unavailable('The upstream spend limit or credit is exhausted', 60), 'upstream_spend_limit', attempt, requestId)
+      }
       if (status === 400 || status === 422) {
         throw new UpstreamFailure(
           new ApiError('invalid_request', `The model refused the request: ${message}`, { issues: [{ path: '', message }], upstream_status: status }),
@@ -173,9 +177,6 @@ async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, 
       if (status === 401 || status === 403) {
         opts.onAuthFailure?.(status)
         throw new UpstreamFailure(new ApiError('upstream_error', 'The upstream refused our credentials'), 'upstream_auth', attempt, requestId)
-      }
-      if (status === 429 && adapter.spendLimit(status, body)) {
-        throw new UpstreamFailure(unavailable('The upstream spend limit is reached', 60), 'upstream_spend_limit', attempt, requestId)
       }
       if (!RETRYABLE_STATUS(status)) {
         throw new UpstreamFailure(new ApiError('upstream_error', `The upstream answered ${status}: ${message}`), 'upstream_error', attempt, requestId)
@@ -195,8 +196,10 @@ async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, 
       failure = new UpstreamFailure(unavailable('The upstream is unreachable; try again later', null), 'upstream_unreachable', attempt, requestId)
     }
     if (attempt > retries) throw failure
+    const wait = backoff(attempt - 1, retryAfter)
+    if (performance.now() + wait >= deadline.at) throw failure
     try {
-      await sleep(backoff(attempt - 1, retryAfter), undefined, { signal })
+      await sleep(wait, undefined, { signal })
     } catch {
       if (opts.signal.aborted) throw new UpstreamFailure(new ApiError('upstream_error', 'The client went away'), 'client_closed', attempt)
       throw new UpstreamFailure(new ApiError('upstream_timeout', `The upstream did not answer within ${opts.timeoutMs} ms`), 'upstream_timeout', attempt)
@@ -213,7 +216,7 @@ export type UpstreamConfig = Pick<
   'STUDIO_UPSTREAM' | 'ANTHROPIC_API_KEY' | 'ANTHROPIC_BASE_URL' | 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'STUDIO_MODEL_PRIMARY' | 'STUDIO_MODEL_FAST'
 >
 
-export const int = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0)
+export const int = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, 2 ** 31 - 1) : 0)
 
 export function splitBase(url: string): { origin: string; prefix: string } {
   const u = new URL(url)

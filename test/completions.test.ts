@@ -133,6 +133,17 @@ t.test('a 429 that says a spend limit was reached is not retried', async (t) => 
   t.equal(anthropic.seen.length, 1)
 })
 
+t.test('an exhausted credit balance (400 or 402) is the operator\'s problem: 503, not retried, not blamed on the caller', async (t) => {
+  anthropic.next(json(400, { type: 'error', error: { type: 'invalid_request_error', message: 'Your credit balance is too low to access the Anthropic API.' } }))
+  const r = await complete(hello)
+  t.equal(r.status, 503)
+  t.equal(((await r.json()) as any).error.code, 'upstream_unavailable')
+  anthropic.next(json(402, { type: 'error', error: { type: 'billing_error', message: 'payment required' } }))
+  const r2 = await complete(hello)
+  t.equal(r2.status, 503)
+  t.equal(anthropic.seen.length, 2, 'neither was retried')
+})
+
 t.test('connection resets are retried, then 503', async (t) => {
   anthropic.next(reset, reset, reset)
   const r = await complete(hello)

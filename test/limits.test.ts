@@ -94,6 +94,8 @@ t.test('validation errors carry the rate-limit headers; 401s do not count', asyn
 t.test('failed authentications are limited per client address', async (t) => {
   const s = await startTestServer(t, { STUDIO_AUTH_FAIL_LIMIT: '30' })
   const key = await s.key()
+  const known = await s.key()
+  t.equal((await s.fetch('/api/v1/me', { key: known })).status, 200)
   for (let i = 0; i < 30; i++) {
     const r = await s.fetch('/api/v1/me', { headers: { authorization: `Bearer studio_AAAAAAAAAAAA_${i}` } })
     t.equal(r.status, 401)
@@ -104,4 +106,6 @@ t.test('failed authentications are limited per client address', async (t) => {
   t.equal(((await r.json()) as any).error.code, 'rate_limited')
   t.match(r.headers.get('retry-after'), /^\d+$/)
   t.equal((await s.fetch('/healthz')).status, 200)
+  t.equal((await s.fetch('/api/v1/me', { key: known })).status, 200, 'a key already verified still works from that address')
+  t.equal((await s.fetch('/api/v1/me', { headers: { authorization: `Bearer ${known.slice(0, -3)}abc` } })).status, 429, 'a wrong key is still refused')
 })
