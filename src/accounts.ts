@@ -33,7 +33,7 @@ export async function createKey(sql: Sql, input: CreateKeyInput): Promise<Create
         if (input.name !== undefined || input.role !== undefined) {
           await tx`update users set name = coalesce(${input.name ?? null}, name), role = coalesce(${input.role ?? null}, role) where id = ${userId}`
         }
-        if (input.plan) await tx`update accounts set plan = ${input.plan}, updated_at = now() where id = ${accountId}`
+        if (input.plan) await tx`update accounts set plan = ${input.plan}, updated_at = clock_timestamp() where id = ${accountId}`
       } else {
         ;[{ id: accountId }] = await tx<{ id: string }[]>`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
         ;[{ id: userId }] = await tx<{ id: string }[]>`
@@ -74,13 +74,13 @@ export const listKeys = (sql: Sql) => sql<KeyListing[]>`
 
 export async function revokeKey(sql: Sql, prefix: string): Promise<boolean> {
   const rows = await sql`
-    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = now() where prefix = ${prefix} returning prefix`
+    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = clock_timestamp() where prefix = ${prefix} returning prefix`
   return rows.length === 1
 }
 
 export async function setPlan(sql: Sql, email: string, plan: string): Promise<string | null> {
   const [row] = await sql<{ id: string }[]>`
-    update accounts set plan = ${plan}, updated_at = now()
+    update accounts set plan = ${plan}, updated_at = clock_timestamp()
     where id = (select account_id from users where lower(email) = lower(${email})) returning id`
   return row?.id ?? null
 }
@@ -103,7 +103,7 @@ export async function rotateKey(sql: Sql, prefix: string, graceSeconds: number, 
     if (old.revoked_at) throw new Error(`key ${prefix} is revoked; create a new key instead`)
     const created = await insertKey(tx, old.account_id, old.user_id, expiresAt)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
-      update api_keys set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), updated_at = now()
+      update api_keys set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), updated_at = clock_timestamp()
       where prefix = ${prefix} returning expires_at, now() as now`
     return { ...created, email: old.email, oldExpiresAt: row.expires_at, now: row.now }
   })

@@ -92,13 +92,19 @@ export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs
 
   async function flushUsage() {
     if (used.size === 0) return
-    const prefixes = [...used.keys()]
-    const times = prefixes.map((p) => new Date(used.get(p)!).toISOString())
+    const batch = new Map(used)
     used.clear()
-    await sql`
+    const prefixes = [...batch.keys()]
+    const times = prefixes.map((p) => new Date(batch.get(p)!).toISOString())
+    try {
+      await sql`
       update api_keys k set last_used_at = u.t
       from unnest(${prefixes}::text[], ${times}::timestamptz[]) as u(p, t)
       where k.prefix = u.p and (k.last_used_at is null or k.last_used_at < u.t)`
+    } catch (e) {
+      for (const [p, t] of batch) if (!used.has(p)) used.set(p, t)
+      throw e
+    }
   }
 
   function verify(secret: string, entry: CachedKey | null): Principal {
