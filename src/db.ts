@@ -30,6 +30,9 @@ const base = {
 // itself goes on; its late answer is dropped. This reaches into the driver's Query (its per-query `handler`, `resolve`
 // and `reject`): test/faults.test.ts proves it still works. Tagged queries and sql.unsafe only: a transaction
 // (sql.begin) would hang on its ROLLBACK anyway, so it is left to the driver.
+export const deadlineError = (ms: number) =>
+  Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })
+
 export function withDeadline(sql: Sql, ms: number): Sql {
   interface Internals {
     handler: (q: Internals) => void
@@ -42,7 +45,7 @@ export function withDeadline(sql: Sql, ms: number): Sql {
     const run = query.handler
     query.handler = (self) => {
       const { resolve, reject } = self
-      const timer = setTimeout(() => reject(Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })), ms)
+      const timer = setTimeout(() => reject(deadlineError(ms)), ms)
       self.resolve = (x) => (clearTimeout(timer), resolve(x))
       self.reject = (e) => (clearTimeout(timer), reject(e))
       run(self)

@@ -123,8 +123,9 @@ export function validate<S extends v.GenericSchema>(schema: S, input: unknown): 
 
 // A request header validated by `schema`, or undefined when absent; sent twice, or refused by the schema → 422.
 export function headerOf<S extends v.GenericSchema<string>>(req: IncomingMessage, name: string, schema: S): v.InferOutput<S> | undefined {
-  const values = req.headersDistinct[name.toLowerCase()]
-  if (values === undefined) return undefined
+  const lower = name.toLowerCase()
+  if (req.headers[lower] === undefined) return undefined
+  const values = req.headersDistinct[lower]!
   if (values.length > 1) throw invalid([{ path: name, message: 'must be sent once' }])
   const result = v.safeParse(schema, values[0])
   if (!result.success) throw invalid([{ path: name, message: clip(result.issues[0].message) }])

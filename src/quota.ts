@@ -1,5 +1,5 @@
 import type { Config } from './config.js'
-import type { Sql } from './db.js'
+import { deadlineError, type Sql } from './db.js'
 import { ApiError } from './errors.js'
 
 export interface QuotaStatus {
@@ -44,7 +44,7 @@ function withTimeout<T>(query: Promise<T>, ms: number, onLate: (late: T) => unkn
     let late = false
     const timer = setTimeout(() => {
       late = true
-      reject(Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' }))
+      reject(deadlineError(ms))
       query.then(onLate).catch(() => {})
     }, ms)
     query.then(

@@ -66,9 +66,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   if (applied.length) log.info('migrations applied', { applied })
   const keys = createKeyStore(db.sql, log, { clock: opts.clock })
   const dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 })
-  const recorder = createRecorder(db.raw ?? db.sql, log)
+  const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
-  const quota = createQuota(db.raw ?? db.sql, config, clock, config.STUDIO_DB_TIMEOUT_MS)
+  const quota = createQuota(db.raw, config, clock, config.STUDIO_DB_TIMEOUT_MS)
   const limiter = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, clock)
   const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, clock)
   const metrics = opts.metrics ?? createMetrics()
