@@ -1,5 +1,5 @@
 // Heap held by the rate limiter for 100,000 active keys (run with --expose-gc).
-import { SlidingWindow } from '../src/limits.js'
+import { SlidingWindow } from '../src/limits/limits.js'
 
 const gc = (globalThis as { gc?: () => void }).gc!
 function measure(hits: number) {

@@ -111,7 +111,7 @@ const key = created.trim().split('\n').at(-1)
 const auth = { authorization: `Bearer ${key}` }
 // The default rate limit (300 a minute per key) holds during the bench: the load is spread over many keys of one
 // account, as many clients would send it.
-await build({ entryPoints: ['src/keys.ts'], bundle: true, platform: 'node', format: 'esm', outfile: join(work, 'keys.mjs'), logLevel: 'warning' })
+await build({ entryPoints: ['src/accounts/keys.ts'], bundle: true, platform: 'node', format: 'esm', outfile: join(work, 'keys.mjs'), logLevel: 'warning' })
 const { generateKey } = await import(join(work, 'keys.mjs'))
 const keySql = postgres(dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' }, { max: 1, onnotice: () => {} })
 const fresh = Array.from({ length: Number(process.env.BENCH_KEYS ?? 3000) }, generateKey)

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { run } from './cli.js'
+import { run } from './cli/cli.js'
 
 run(process.argv.slice(2), process.env).then(
   (code) => process.exit(code),

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { checksumOf, generateKey, parseKey } from '../src/keys.js'
+import { checksumOf, generateKey, parseKey } from '../src/accounts/keys.js'
 import { issueKey, startTestServer } from './helpers.js'
 
 const s = await startTestServer(t)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { run } from '../src/cli.js'
+import { run } from '../src/cli/cli.js'
 import { issuedKeys, testDatabase } from './helpers.js'
 
 const dbEnv = await testDatabase(t)
@@ -75,7 +75,7 @@ t.test('keys, plans and migrations', async (t) => {
 
 t.test('the README documents every setting', async (t) => {
   const { readFileSync } = await import('node:fs')
-  const { settings } = await import('../src/config.js')
+  const { settings } = await import('../src/ops/config.js')
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
   for (const name of Object.keys(settings)) t.match(readme, `| \`${name}\` |`, name)
 })

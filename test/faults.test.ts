@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { generateKey } from '../src/keys.js'
+import { generateKey } from '../src/accounts/keys.js'
 import { issueKey, startTestServer } from './helpers.js'
 import { havePostgres, privatePostgres } from './pg.js'
 

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import postgres from 'postgres'
-import { createKey, type CreateKeyInput } from '../src/accounts.js'
-import { parseConfig, type Config } from '../src/config.js'
-import { openDatabase, type Database } from '../src/db.js'
-import { createLogger, type Logger } from '../src/log.js'
-import { migrate } from '../src/migrate.js'
-import { startService, type Service, type ServiceOptions } from '../src/server.js'
+import { createKey, type CreateKeyInput } from '../src/accounts/accounts.js'
+import { parseConfig, type Config } from '../src/ops/config.js'
+import { openDatabase, type Database } from '../src/storage/db.js'
+import { createLogger, type Logger } from '../src/ops/log.js'
+import { migrate } from '../src/storage/migrate.js'
+import { startService, type Service, type ServiceOptions } from '../src/service.js'
 
 const execFileP = promisify(execFile)
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { run } from '../src/cli.js'
-import { parseDuration } from '../src/duration.js'
+import { run } from '../src/cli/cli.js'
+import { parseDuration } from '../src/ops/duration.js'
 import { issuedKeys, startTestServer } from './helpers.js'
 
 const HOUR = 3600_000
@@ -167,7 +167,7 @@ t.test('--help tells of the lifecycle commands', async (t) => {
 
 t.test('the README CLI table has every form of the usage line', async (t) => {
   const { readFileSync } = await import('node:fs')
-  const { USAGE } = await import('../src/cli.js')
+  const { USAGE } = await import('../src/cli/cli.js')
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
   const forms = USAGE.replace(/^usage: studio \[/, '').replace(/\] \[--help\]$/, '').split(' | ')
   t.ok(forms.length >= 10)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SlidingWindow } from '../src/limits.js'
+import { SlidingWindow } from '../src/limits/limits.js'
 import { startTestServer } from './helpers.js'
 
 t.test('sliding window: exact at the window edges (injected clock)', async (t) => {

@@ -1,5 +1,5 @@
 import t, { type Test as Tap } from 'tap'
-import { createMetrics } from '../src/metrics.js'
+import { createMetrics } from '../src/ops/metrics.js'
 import { issuedKeys, logLines, startTestServer } from './helpers.js'
 
 const s = await startTestServer(t, { STUDIO_METRICS_PORT: '0' })
@@ -177,8 +177,8 @@ t.test('the registry: label escaping and a bound on label combinations', async (
 })
 
 t.test('studio healthcheck asks GET /healthz of the server at HOST:PORT', async (t) => {
-  const { run } = await import('../src/cli.js')
-  const { healthUrl } = await import('../src/healthcheck.js')
+  const { run } = await import('../src/cli/cli.js')
+  const { healthUrl } = await import('../src/ops/healthcheck.js')
   const err: string[] = []
   const io = { out: () => {}, err: (l: string) => err.push(l) }
   t.equal(await run(['healthcheck'], { HOST: '127.0.0.1', PORT: String(s.port) }, io), 0)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { run } from '../src/cli.js'
+import { run } from '../src/cli/cli.js'
 import { anthropicMessage, fakeUpstream, json } from './fake-upstream.js'
 import { spawnServer, startTestServer, testDatabase } from './helpers.js'
 

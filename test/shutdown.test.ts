@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process'
 import t from 'tap'
-import { parseConfig } from '../src/config.js'
-import { openDatabase, type Sql } from '../src/db.js'
-import { generateKey } from '../src/keys.js'
+import { parseConfig } from '../src/ops/config.js'
+import { openDatabase, type Sql } from '../src/storage/db.js'
+import { generateKey } from '../src/accounts/keys.js'
 import { issueKey, issuedKeys, testDatabase } from './helpers.js'
 
 // SIGTERM under load: the server (a process of its own) stops accepting, finishes what is in flight, flushes pending

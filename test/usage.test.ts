@@ -1,6 +1,6 @@
 import t from 'tap'
-import { run } from '../src/cli.js'
-import { usageMonth } from '../src/usage.js'
+import { run } from '../src/cli/cli.js'
+import { usageMonth } from '../src/accounts/usage.js'
 import { issueKey, openTestDatabase, testDatabase } from './helpers.js'
 
 async function cli(env: Record<string, string>, args: string[]) {

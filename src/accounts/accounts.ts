@@ -1,5 +1,5 @@
 import type postgres from 'postgres'
-import type { Sql } from './db.js'
+import type { Sql } from '../storage/db.js'
 import { generateKey } from './keys.js'
 
 export interface CreateKeyInput {

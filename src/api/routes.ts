@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import * as v from 'valibot'
-import { BASE, route, type Reply, type Route } from './app.js'
-import type { Database, Sql } from './db.js'
-import { unauthorized, type KeyStore, type Principal } from './auth.js'
-import { ApiError } from './errors.js'
-import { headerOf } from './http.js'
-import type { Quota } from './quota.js'
+import { BASE, route, type Reply, type Route } from '../http/app.js'
+import type { Database, Sql } from '../storage/db.js'
+import { unauthorized, type KeyStore, type Principal } from '../accounts/auth.js'
+import { ApiError } from '../http/errors.js'
+import { headerOf } from '../http/io.js'
+import type { Quota } from '../limits/quota.js'
 import { Caller, LeadCreated, LeadInput } from './schemas.js'
 
 interface MeRow {

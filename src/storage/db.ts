@@ -1,5 +1,5 @@
 import postgres from 'postgres'
-import type { Config } from './config.js'
+import type { Config } from '../ops/config.js'
 import { socketAnswers, socketPath, startEmbedded, type EmbeddedServer } from './embedded.js'
 
 export type Sql = postgres.Sql

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Dispatcher } from 'undici'
-import type { Config } from './config.js'
-import { ApiError } from './errors.js'
+import type { Config } from '../ops/config.js'
+import { ApiError } from '../http/errors.js'
 
 export type Alias = 'primary' | 'fast'
 

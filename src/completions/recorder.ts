@@ -1,5 +1,5 @@
-import type { Sql } from './db.js'
-import type { Logger } from './log.js'
+import type { Sql } from '../storage/db.js'
+import type { Logger } from '../ops/log.js'
 
 export interface CompletionRecord {
   account_id: string

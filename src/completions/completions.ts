@@ -1,11 +1,11 @@
 import type { Dispatcher } from 'undici'
-import { BASE, route, type Route } from './app.js'
-import type { Logger } from './log.js'
-import { ApiError } from './errors.js'
-import type { Metrics } from './metrics.js'
-import type { Quota } from './quota.js'
+import { BASE, route, type Route } from '../http/app.js'
+import type { Logger } from '../ops/log.js'
+import { ApiError } from '../http/errors.js'
+import type { Metrics } from '../ops/metrics.js'
+import type { Quota } from '../limits/quota.js'
 import type { Recorder } from './recorder.js'
-import { CompletionRequest, CompletionResponse } from './schemas.js'
+import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import { callUpstream, notConfigured, UpstreamFailure, type Adapter, type CallOptions, type Usage } from './upstream.js'
 
 export interface CompletionsDeps {

@@ -11,7 +11,7 @@ declare const STUDIO_MIGRATIONS: Migration[] | undefined
 
 export function loadMigrations(): Migration[] {
   if (typeof STUDIO_MIGRATIONS !== 'undefined') return STUDIO_MIGRATIONS
-  const dir = fileURLToPath(new URL('../sql/', import.meta.url))
+  const dir = fileURLToPath(new URL('../../sql/', import.meta.url))
   return readdirSync(dir)
     .filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f))
     .sort()

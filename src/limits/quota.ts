@@ -1,6 +1,6 @@
-import type { Config } from './config.js'
-import { deadlineError, type Sql } from './db.js'
-import { ApiError } from './errors.js'
+import type { Config } from '../ops/config.js'
+import { deadlineError, type Sql } from '../storage/db.js'
+import { ApiError } from '../http/errors.js'
 
 export interface QuotaStatus {
   limit: number | null

@@ -1,6 +1,6 @@
-import type { Config } from './config.js'
-import type { Sql } from './db.js'
-import { limitFor } from './quota.js'
+import type { Config } from '../ops/config.js'
+import type { Sql } from '../storage/db.js'
+import { limitFor } from '../limits/quota.js'
 
 // `studio usage`: per account, one calendar month (UTC): completions answered and failed, tokens, quota used and
 // left. It reads the completions table (one row per upstream call, outcome 'ok' when answered) and quota_usage

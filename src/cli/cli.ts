@@ -1,16 +1,16 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import * as v from 'valibot'
-import { createKey, listKeys, revokeKey, rotateKey, setPlan, type CreatedKey } from './accounts.js'
-import { ConfigError, parseConfig, settings, type Config } from './config.js'
-import { openDatabase } from './db.js'
-import { parseDuration } from './duration.js'
-import { healthcheck } from './healthcheck.js'
-import { isPrefix } from './keys.js'
-import { createLogger } from './log.js'
-import { migrate } from './migrate.js'
-import { Plan, Role } from './schemas.js'
-import { startService } from './server.js'
-import { usageMonth, usageByAccount } from './usage.js'
+import { createKey, listKeys, revokeKey, rotateKey, setPlan, type CreatedKey } from '../accounts/accounts.js'
+import { ConfigError, parseConfig, settings, type Config } from '../ops/config.js'
+import { openDatabase } from '../storage/db.js'
+import { parseDuration } from '../ops/duration.js'
+import { healthcheck } from '../ops/healthcheck.js'
+import { isPrefix } from '../accounts/keys.js'
+import { createLogger } from '../ops/log.js'
+import { migrate } from '../storage/migrate.js'
+import { Plan, Role } from '../api/schemas.js'
+import { startService } from '../service.js'
+import { usageMonth, usageByAccount } from '../accounts/usage.js'
 
 export const USAGE = `usage: studio [serve | migrate | healthcheck | keys create --email E [--name N] [--role R] [--plan P] [--expires-in D] | keys create --plan P [--expires-in D] | keys list | keys rotate PREFIX [--grace D] [--expires-in D] | keys revoke PREFIX | plan set --email E PLAN | usage [--month YYYY-MM]] [--help]`
 
@@ -211,7 +211,7 @@ export async function run(argv: string[], env: Record<string, string | undefined
     return 1
   }
 
-  async function withDb(config: Config, fn: (sql: import('./db.js').Sql) => Promise<void>): Promise<number> {
+  async function withDb(config: Config, fn: (sql: import('../storage/db.js').Sql) => Promise<void>): Promise<number> {
     const db = await openDatabase({ ...config, STUDIO_DB_POOL: 1 })
     try {
       await fn(db.sql)

@@ -1,7 +1,7 @@
-import type { Sql } from './db.js'
-import { ApiError } from './errors.js'
+import type { Sql } from '../storage/db.js'
+import { ApiError } from '../http/errors.js'
 import { hashSecret, parseKey, secretMatches } from './keys.js'
-import type { Logger } from './log.js'
+import type { Logger } from '../ops/log.js'
 
 export interface Principal {
   prefix: string

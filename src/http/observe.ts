@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Principal } from './auth.js'
-import type { Logger } from './log.js'
-import type { Metrics } from './metrics.js'
+import type { Principal } from '../accounts/auth.js'
+import type { Logger } from '../ops/log.js'
+import type { Metrics } from '../ops/metrics.js'
 
 // What the access log and the request metrics read once a response closes. app.ts fills `route` when a route
 // matched and `principal` once the key is verified.

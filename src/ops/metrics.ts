@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { ApiError } from './errors.js'
-import { errorBody, sendJson } from './http.js'
+import { ApiError } from '../http/errors.js'
+import { errorBody, sendJson } from '../http/io.js'
 import type { Logger } from './log.js'
 
 // A tiny Prometheus registry: counters and fixed-bucket histograms keyed by up to two label values (children are

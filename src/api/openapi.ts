@@ -1,7 +1,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema'
 import type * as v from 'valibot'
-import { BASE, route, type Route } from './app.js'
-import { statusOf, type ErrorCode } from './errors.js'
+import { BASE, route, type Route } from '../http/app.js'
+import { statusOf, type ErrorCode } from '../http/errors.js'
 
 type Json = Record<string, unknown>
 
