@@ -2,9 +2,9 @@
 import { createServer } from 'node:http'
 
 const body = process.argv[2]
-const server = createServer((req, res) => {
+const server = createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
   res.end(body)
 })
 server.keepAliveTimeout = 60_000
-server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n'))
+server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`))

@@ -3,10 +3,13 @@ import { join } from 'node:path'
 import postgres from 'postgres'
 
 const { db, accountId, lead: b, connections, seconds } = JSON.parse(process.argv[2])
-const sql = postgres(db.DATABASE_URL ?? { path: join(db.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' }, {
-  max: db.DATABASE_URL ? connections : 4,
-  onnotice: () => {},
-})
+const sql = postgres(
+  db.DATABASE_URL ?? { path: join(db.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' },
+  {
+    max: db.DATABASE_URL ? connections : 4,
+    onnotice: () => {},
+  }
+)
 let measuring = false
 let stop = false
 let n = 0
@@ -30,4 +33,4 @@ const elapsed = (performance.now() - t0) / 1000
 stop = true
 await Promise.all(loops)
 await sql.end()
-process.stdout.write(JSON.stringify({ rps: n / elapsed }) + '\n')
+process.stdout.write(`${JSON.stringify({ rps: n / elapsed })}\n`)

@@ -5,10 +5,13 @@ import { join } from 'node:path'
 import postgres from 'postgres'
 
 const { db, accountId } = JSON.parse(process.argv[2])
-const sql = postgres(db.DATABASE_URL ?? { path: join(db.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' }, {
-  max: db.DATABASE_URL ? 20 : 4,
-  onnotice: () => {},
-})
+const sql = postgres(
+  db.DATABASE_URL ?? { path: join(db.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' },
+  {
+    max: db.DATABASE_URL ? 20 : 4,
+    onnotice: () => {},
+  }
+)
 const server = createServer(async (req, res) => {
   const chunks = []
   for await (const c of req) chunks.push(c)
@@ -22,4 +25,4 @@ const server = createServer(async (req, res) => {
   res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
 })
 server.keepAliveTimeout = 60_000
-server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n'))
+server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`))

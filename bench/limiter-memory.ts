@@ -13,4 +13,4 @@ function measure(hits: number) {
   if (w.size !== 100_000) throw new Error('keys lost')
   return (after - before) / 1024 / 1024
 }
-process.stdout.write(JSON.stringify({ one: measure(1), ten: measure(10), full: measure(300) }) + '\n')
+process.stdout.write(`${JSON.stringify({ one: measure(1), ten: measure(10), full: measure(300) })}\n`)

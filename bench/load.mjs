@@ -3,7 +3,16 @@
 import { readFileSync } from 'node:fs'
 import { Pool } from 'undici'
 
-const { url, method = 'GET', headers = {}, keys, body, connections = 20, seconds = 5, warmup = 1 } = JSON.parse(process.argv[2].startsWith('@') ? readFileSync(process.argv[2].slice(1), 'utf8') : process.argv[2])
+const {
+  url,
+  method = 'GET',
+  headers = {},
+  keys,
+  body,
+  connections = 20,
+  seconds = 5,
+  warmup = 1,
+} = JSON.parse(process.argv[2].startsWith('@') ? readFileSync(process.argv[2].slice(1), 'utf8') : process.argv[2])
 // With `keys`, each request carries the next key of the list (a realistic spread under a per-key rate limit).
 const headerSets = keys ? keys.map((k) => ({ ...headers, authorization: `Bearer ${k}` })) : [headers]
 let next = 0
@@ -45,4 +54,13 @@ await Promise.all(loops)
 await pool.close()
 latencies.sort((a, b) => a - b)
 const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN
-process.stdout.write(JSON.stringify({ requests: latencies.length, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), statuses, all }) + '\n')
+process.stdout.write(
+  `${JSON.stringify({
+    requests: latencies.length,
+    rps: latencies.length / elapsed,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    statuses,
+    all,
+  })}\n`
+)

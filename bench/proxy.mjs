@@ -8,9 +8,17 @@ const agent = new Agent({ keepAliveTimeout: 30_000 })
 const server = createServer(async (req, res) => {
   const chunks = []
   for await (const c of req) chunks.push(c)
-  const r = await agent.request({ origin: target, path: '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) })
+  const r = await agent.request({
+    origin: target,
+    path: '/v1/messages',
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.concat(chunks),
+  })
   const body = await r.body.text()
-  res.writeHead(r.statusCode, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+  res
+    .writeHead(r.statusCode, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+    .end(body)
 })
 server.keepAliveTimeout = 60_000
-server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n'))
+server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`))

@@ -16,7 +16,7 @@ const pin = (core, cmd, args) => (hasTaskset ? ['taskset', ['-c', String(core), 
 const children = []
 const cleanups = []
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const log = (s) => process.stderr.write(s + '\n')
+const log = (s) => process.stderr.write(`${s}\n`)
 
 process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')))
 
@@ -49,7 +49,7 @@ async function waitHealthy(url, deadlineMs = 30_000) {
   const end = Date.now() + deadlineMs
   for (;;) {
     try {
-      const r = await fetch(url + '/healthz')
+      const r = await fetch(`${url}/healthz`)
       if (r.ok) return
     } catch {}
     if (Date.now() > end) throw new Error(`${url} never became healthy`)
@@ -60,7 +60,7 @@ async function waitHealthy(url, deadlineMs = 30_000) {
 function load(opts) {
   const file = join(work, 'load.json')
   writeFileSync(file, JSON.stringify({ seconds: SECONDS, ...opts }))
-  const [cmd, argv] = pin(1, process.execPath, ['bench/load.mjs', '@' + file])
+  const [cmd, argv] = pin(1, process.execPath, ['bench/load.mjs', `@${file}`])
   const r = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 26 })
   if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`)
   return JSON.parse(r.stdout.trim().split('\n').at(-1))
@@ -103,26 +103,42 @@ const studioEnv = {
 const studio = start(0, ['dist/studio.mjs', 'serve'], studioEnv)
 const url = `http://127.0.0.1:${port}`
 await waitHealthy(url)
-const created = execFileSync(process.execPath, ['dist/studio.mjs', 'keys', 'create', '--email', 'bench@example.com', '--plan', 'ENTERPRISE'], {
-  env: { ...process.env, ...studioEnv },
-  encoding: 'utf8',
-})
+const created = execFileSync(
+  process.execPath,
+  ['dist/studio.mjs', 'keys', 'create', '--email', 'bench@example.com', '--plan', 'ENTERPRISE'],
+  {
+    env: { ...process.env, ...studioEnv },
+    encoding: 'utf8',
+  }
+)
 const key = created.trim().split('\n').at(-1)
 const auth = { authorization: `Bearer ${key}` }
 // The default rate limit (300 a minute per key) holds during the bench: the load is spread over many keys of one
 // account, as many clients would send it.
-await build({ entryPoints: ['src/accounts/keys.ts'], bundle: true, platform: 'node', format: 'esm', outfile: join(work, 'keys.mjs'), logLevel: 'warning' })
+await build({
+  entryPoints: ['src/accounts/keys.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  outfile: join(work, 'keys.mjs'),
+  logLevel: 'warning',
+})
 const { generateKey } = await import(join(work, 'keys.mjs'))
-const keySql = postgres(dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' }, { max: 1, onnotice: () => {} })
+const keySql = postgres(
+  dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' },
+  { max: 1, onnotice: () => {} }
+)
 const fresh = Array.from({ length: Number(process.env.BENCH_KEYS ?? 3000) }, generateKey)
 const [{ account_id: benchAccount }] = await keySql`select account_id from api_keys where prefix = ${key.split('_')[1]}`
 for (let i = 0; i < fresh.length; i += 500) {
-  const rowsIn = fresh.slice(i, i + 500).map((k) => ({ prefix: k.prefix, secret_sha256: k.secretHash, account_id: benchAccount }))
+  const rowsIn = fresh
+    .slice(i, i + 500)
+    .map((k) => ({ prefix: k.prefix, secret_sha256: k.secretHash, account_id: benchAccount }))
   await keySql`insert into api_keys ${keySql(rowsIn, 'prefix', 'secret_sha256', 'account_id')}`
 }
 await keySql.end()
 const keys = fresh.map((k) => k.key)
-const meBody = await (await fetch(url + '/api/v1/me', { headers: auth })).text()
+const meBody = await (await fetch(`${url}/api/v1/me`, { headers: auth })).text()
 const bare = start(0, ['bench/bare.mjs', meBody])
 const proxy = start(0, ['bench/proxy.mjs', fakeUrl])
 const proxyUrl = `http://127.0.0.1:${(await firstLine(proxy)).port}`
@@ -137,8 +153,8 @@ log('GET /me vs bare node:http…')
 const me = []
 const base = []
 for (let i = 0; i < ROUNDS; i++) {
-  me.push(load({ url: url + '/api/v1/me', keys, connections: 20 }))
-  base.push(load({ url: bareUrl + '/', connections: 20 }))
+  me.push(load({ url: `${url}/api/v1/me`, keys, connections: 20 }))
+  base.push(load({ url: `${bareUrl}/`, connections: 20 }))
 }
 const meRps = median(me.map((r) => r.rps))
 const baseRps = median(base.map((r) => r.rps))
@@ -149,21 +165,51 @@ const meErrors = me.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '
 
 // ---- POST /leads vs direct inserts
 log('POST /leads vs direct inserts…')
-const lead = { name: 'Bench', email: 'bench@example.com', service: 'benchmarks', message: 'How fast is it?', company: 'Studio', utm: { source: 'bench' } }
+const lead = {
+  name: 'Bench',
+  email: 'bench@example.com',
+  service: 'benchmarks',
+  message: 'How fast is it?',
+  company: 'Studio',
+  utm: { source: 'bench' },
+}
 const leads = []
 const direct = []
-const sql = postgres(dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' }, { max: 2, onnotice: () => {} })
+const sql = postgres(
+  dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' },
+  { max: 2, onnotice: () => {} }
+)
 const [{ id: accountId }] = await sql`select account_id as id from users where email = 'bench@example.com'`
 const floorServer = start(0, ['bench/insert-server.mjs', JSON.stringify({ db: dbEnv, accountId })])
 const floorUrl = `http://127.0.0.1:${(await firstLine(floorServer)).port}`
 const floors = []
 for (let i = 0; i < ROUNDS; i++) {
-  leads.push(load({ url: url + '/api/v1/leads', method: 'POST', keys, headers: { 'content-type': 'application/json' }, body: JSON.stringify(lead), connections: 20 }))
-  const [cmd, argv] = pin(1, process.execPath, ['bench/direct-insert.mjs', JSON.stringify({ db: dbEnv, accountId, lead, connections: 20, seconds: SECONDS })])
+  leads.push(
+    load({
+      url: `${url}/api/v1/leads`,
+      method: 'POST',
+      keys,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(lead),
+      connections: 20,
+    })
+  )
+  const [cmd, argv] = pin(1, process.execPath, [
+    'bench/direct-insert.mjs',
+    JSON.stringify({ db: dbEnv, accountId, lead, connections: 20, seconds: SECONDS }),
+  ])
   const r = spawnSync(cmd, argv, { encoding: 'utf8' })
   if (r.status !== 0) throw new Error(r.stderr)
   direct.push(JSON.parse(r.stdout))
-  floors.push(load({ url: floorUrl + '/', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(lead), connections: 20 }))
+  floors.push(
+    load({
+      url: `${floorUrl}/`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(lead),
+      connections: 20,
+    })
+  )
 }
 floorServer.kill()
 const leadsRps = median(leads.map((r) => r.rps))
@@ -171,8 +217,20 @@ const directRps = median(direct.map((r) => r.rps))
 const created201 = leads.reduce((n, r) => n + (r.all['201'] ?? 0), 0)
 const floorRps = median(floors.map((r) => r.rps))
 const [{ n: stored }] = await sql`select count(*)::int as n from leads where key_prefix not in ('direct', 'floor')`
-row('POST /leads rows/s (c=20)', fmt(leadsRps, 0), fmt(directRps, 0), leadsRps / directRps, `vs direct INSERT (target ≥ 0.70); a bare HTTP+INSERT server does ${fmt(floorRps, 0)} (${fmt(floorRps / directRps)})`)
-row('POST /leads 201s = rows', String(created201), String(stored), created201 === stored ? 1 : 0, created201 === stored ? 'every 201 stored' : 'MISMATCH')
+row(
+  'POST /leads rows/s (c=20)',
+  fmt(leadsRps, 0),
+  fmt(directRps, 0),
+  leadsRps / directRps,
+  `vs direct INSERT (target ≥ 0.70); a bare HTTP+INSERT server does ${fmt(floorRps, 0)} (${fmt(floorRps / directRps)})`
+)
+row(
+  'POST /leads 201s = rows',
+  String(created201),
+  String(stored),
+  created201 === stored ? 1 : 0,
+  created201 === stored ? 'every 201 stored' : 'MISMATCH'
+)
 
 // ---- completions vs the fake upstream called directly
 const completion = JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 64 })
@@ -183,16 +241,47 @@ for (const c of [20, 200]) {
   const straight = []
   const relayed = []
   for (let i = 0; i < ROUNDS; i++) {
-    via.push(load({ url: url + '/api/v1/ai/completions', method: 'POST', keys, headers: { 'content-type': 'application/json' }, body: completion, connections: c }))
-    straight.push(load({ url: fakeUrl + '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json' }, body: completion, connections: c }))
-    relayed.push(load({ url: proxyUrl + '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json' }, body: completion, connections: c }))
+    via.push(
+      load({
+        url: `${url}/api/v1/ai/completions`,
+        method: 'POST',
+        keys,
+        headers: { 'content-type': 'application/json' },
+        body: completion,
+        connections: c,
+      })
+    )
+    straight.push(
+      load({
+        url: `${fakeUrl}/v1/messages`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: completion,
+        connections: c,
+      })
+    )
+    relayed.push(
+      load({
+        url: `${proxyUrl}/v1/messages`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: completion,
+        connections: c,
+      })
+    )
   }
   for (const p of ['p50', 'p99']) {
     const a = median(via.map((r) => r[p]))
     const b = median(straight.map((r) => r[p]))
     const floor = median(relayed.map((r) => r[p])) - b
     added[`${p}@${c}`] = a - b
-    row(`completions ${p} ms (c=${c})`, fmt(a, 3), fmt(b, 3), null, `added ${fmt(a - b, 3)} ms${c === 20 ? (p === 'p50' ? ' (target ≤ 0.5)' : ' (target ≤ 2)') : ''}; a bare undici relay adds ${fmt(floor, 3)}`)
+    row(
+      `completions ${p} ms (c=${c})`,
+      fmt(a, 3),
+      fmt(b, 3),
+      null,
+      `added ${fmt(a - b, 3)} ms${c === 20 ? (p === 'p50' ? ' (target ≤ 0.5)' : ' (target ≤ 2)') : ''}; a bare undici relay adds ${fmt(floor, 3)}`
+    )
   }
   const bad = via.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
   if (bad.length) row(`completions c=${c} non-200`, bad.join(','), '', null, 'errors!')
@@ -206,7 +295,13 @@ const js = readdirSync('dist').filter((f) => f.endsWith('.mjs'))
 const size = (f) => statSync(join('dist', f)).size
 const studioKb = size('studio.mjs') / 1024
 const allJsKb = js.reduce((n, f) => n + size(f), 0) / 1024
-row('bundle studio.mjs (KB)', fmt(studioKb, 0), '1024', studioKb / 1024, `all JS incl. lazy PGlite chunks ${fmt(allJsKb, 0)} KB; wasm/data aside`)
+row(
+  'bundle studio.mjs (KB)',
+  fmt(studioKb, 0),
+  '1024',
+  studioKb / 1024,
+  `all JS incl. lazy PGlite chunks ${fmt(allJsKb, 0)} KB; wasm/data aside`
+)
 
 studio.kill('SIGTERM')
 await new Promise((r) => studio.once('exit', r))
@@ -222,12 +317,31 @@ if (dbEnv.DATABASE_URL) {
     await new Promise((r) => c.once('exit', r))
   }
   const cold = median(colds)
-  row('cold start ms (external PostgreSQL)', fmt(cold, 0), '300', cold / 300, 'process start → first /healthz answer; target ≤ 300')
+  row(
+    'cold start ms (external PostgreSQL)',
+    fmt(cold, 0),
+    '300',
+    cold / 300,
+    'process start → first /healthz answer; target ≤ 300'
+  )
 } else row('cold start ms', 'n/a', '', null, 'needs DATABASE_URL')
 
-await build({ entryPoints: ['bench/limiter-memory.ts'], bundle: true, platform: 'node', format: 'esm', outfile: join(work, 'limiter.mjs'), logLevel: 'warning' })
+await build({
+  entryPoints: ['bench/limiter-memory.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  outfile: join(work, 'limiter.mjs'),
+  logLevel: 'warning',
+})
 const mem = JSON.parse(execFileSync(process.execPath, ['--expose-gc', join(work, 'limiter.mjs')], { encoding: 'utf8' }))
-row('limiter memory, 100k keys × 1 request (MB)', fmt(mem.one, 1), '', null, `× 10 requests: ${fmt(mem.ten, 1)} MB; × 300: ${fmt(mem.full, 1)} MB`)
+row(
+  'limiter memory, 100k keys × 1 request (MB)',
+  fmt(mem.one, 1),
+  '',
+  null,
+  `× 10 requests: ${fmt(mem.ten, 1)} MB; × 300: ${fmt(mem.full, 1)} MB`
+)
 
 await sql.end()
 bare.kill()
@@ -237,10 +351,23 @@ for (const c of cleanups.reverse()) await c()
 
 // ---- report
 const w = [44, 12, 12, 7]
-const line = (cells) => '| ' + cells.map((c, i) => String(c).padEnd(w[i] ?? 0)).join(' | ') + ' |'
-console.log(`\nStudio API benchmark — ${new Date().toISOString()} — ${cpus().length}× ${cpus()[0].model.trim()} — node ${process.version} — ${mode}; ${ROUNDS} interleaved rounds × ${SECONDS} s, medians${hasTaskset ? '; server on core 0, load on core 1' : ''}\n`)
+const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(w[i] ?? 0)).join(' | ')} |`
+console.log(
+  `\nStudio API benchmark — ${new Date().toISOString()} — ${cpus().length}× ${cpus()[0].model.trim()} — node ${process.version} — ${mode}; ${ROUNDS} interleaved rounds × ${SECONDS} s, medians${hasTaskset ? '; server on core 0, load on core 1' : ''}\n`
+)
 console.log(line(['measure', 'studio', 'baseline', 'ratio', 'note']))
 console.log(line(['---', '---', '---', '---', '---']))
 for (const r of rows) console.log(line([r.what, r.a, r.b, r.ratio === null ? '' : fmt(r.ratio), r.note]))
-const pass = [meRps / baseRps >= 0.8, added['p50@20'] <= 0.5, added['p99@20'] <= 2, leadsRps / directRps >= 0.7, created201 === stored, hwmMb <= 100, studioKb <= 1024, !colds.length || median(colds) <= 300]
-console.log(`\nsummary: /me ${fmt(meRps / baseRps)}× bare, leads ${fmt(leadsRps / directRps)}× direct, completions +${fmt(added['p50@20'], 3)} ms p50 / +${fmt(added['p99@20'], 3)} ms p99 at c=20, RSS ${fmt(hwmMb, 0)} MB — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`)
+const pass = [
+  meRps / baseRps >= 0.8,
+  added['p50@20'] <= 0.5,
+  added['p99@20'] <= 2,
+  leadsRps / directRps >= 0.7,
+  created201 === stored,
+  hwmMb <= 100,
+  studioKb <= 1024,
+  !colds.length || median(colds) <= 300,
+]
+console.log(
+  `\nsummary: /me ${fmt(meRps / baseRps)}× bare, leads ${fmt(leadsRps / directRps)}× direct, completions +${fmt(added['p50@20'], 3)} ms p50 / +${fmt(added['p99@20'], 3)} ms p99 at c=20, RSS ${fmt(hwmMb, 0)} MB — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
+)

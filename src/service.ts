@@ -36,7 +36,8 @@ export interface Service {
   close(): Promise<void>
 }
 
-export const adapterFor = (config: UpstreamConfig) => (config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config))
+export const adapterFor = (config: UpstreamConfig) =>
+  config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config)
 
 export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps): Route[] {
   const api: Route[] = [meRoute(sql, completions.quota, keys), completionsRoute(completions), leadsRoute(sql)]
@@ -65,22 +66,39 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const applied = await migrate(db.sql)
   if (applied.length) log.info('migrations applied', { applied })
   const keys = createKeyStore(db.sql, log, { clock: opts.clock })
-  const dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 })
+  const dispatcher =
+    opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 })
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
   const quota = createQuota(db.raw, config, clock, config.STUDIO_DB_TIMEOUT_MS)
   const limiter = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, clock)
   const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, clock)
   const metrics = opts.metrics ?? createMetrics()
-  metrics.gauge('studio_db_pool_max_connections', 'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).', () => db.sql.options.max)
-  const completions = { quota, adapter: adapterFor(config), dispatcher, recorder, log, metrics, timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS, backoff: opts.backoff }
+  metrics.gauge(
+    'studio_db_pool_max_connections',
+    'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).',
+    () => db.sql.options.max
+  )
+  const completions = {
+    quota,
+    adapter: adapterFor(config),
+    dispatcher,
+    recorder,
+    log,
+    metrics,
+    timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS,
+    backoff: opts.backoff,
+  }
   const routes = [...apiRoutes(db.sql, keys, completions), ...healthRoutes(db)]
   const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures, metrics })
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.PORT, config.HOST, ok))
   const { port } = server.address() as AddressInfo
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
   log.info('listening', { url: `http://${host}:${port}`, database: db.mode })
-  const metricsServer = config.STUDIO_METRICS_PORT === undefined ? null : await serveMetrics(metrics, config.STUDIO_METRICS_HOST, config.STUDIO_METRICS_PORT, log)
+  const metricsServer =
+    config.STUDIO_METRICS_PORT === undefined
+      ? null
+      : await serveMetrics(metrics, config.STUDIO_METRICS_HOST, config.STUDIO_METRICS_PORT, log)
   let closing: Promise<void> | undefined
   return {
     url: `http://${host}:${port}`,
@@ -95,7 +113,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         await new Promise<void>((ok) => {
           const idle = setInterval(() => server.closeIdleConnections(), 100)
           const force = setTimeout(() => {
-            log.warn('shutdown timeout: closing connections still in use', { timeoutMs: config.STUDIO_SHUTDOWN_TIMEOUT_MS })
+            log.warn('shutdown timeout: closing connections still in use', {
+              timeoutMs: config.STUDIO_SHUTDOWN_TIMEOUT_MS,
+            })
             server.closeAllConnections()
           }, config.STUDIO_SHUTDOWN_TIMEOUT_MS)
           server.close(() => (clearInterval(idle), clearTimeout(force), ok()))

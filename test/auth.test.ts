@@ -23,12 +23,15 @@ t.test('keys: shape, checksum, entropy', async (t) => {
   const last = key.at(-1) === 'a' ? 'b' : 'a'
   t.equal(parseKey(key.slice(0, -1) + last), null, 'a changed checksum is refused')
   const mid = key.length - 10
-  t.equal(parseKey(key.slice(0, mid) + (key[mid] === 'a' ? 'b' : 'a') + key.slice(mid + 1)), null, 'a typo in the secret is refused')
+  t.equal(
+    parseKey(key.slice(0, mid) + (key[mid] === 'a' ? 'b' : 'a') + key.slice(mid + 1)),
+    null,
+    'a typo in the secret is refused'
+  )
   t.equal(parseKey(key.replace('studio_', 'stud1o_')), null)
   t.equal(new Set(Array.from({ length: 1000 }, () => generateKey().key)).size, 1000)
   t.ok(parseKey(wrongSecret), 'the wrong-secret case passes the checksum')
 })
-
 
 const cases: [string, Record<string, string>][] = [
   ['missing header', {}],
@@ -56,7 +59,10 @@ t.test('every 401 case answers the same body', async (t) => {
     t.equal(r.status, 401, `${name} leads`)
     bodies.add(await r.text())
   }
-  t.same([...bodies].map((b) => JSON.parse(b)), [{ error: { code: 'unauthorized', message: 'Missing or invalid API key' } }])
+  t.same(
+    [...bodies].map((b) => JSON.parse(b)),
+    [{ error: { code: 'unauthorized', message: 'Missing or invalid API key' } }]
+  )
 })
 
 t.test('Bearer in any case and extra spaces work', async (t) => {

@@ -12,18 +12,19 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const bin = await buildBundle(t)
 const serve = (env: Record<string, string>) => spawnServer(t, env, dir)
 
-const cli = (args: string[], env: Record<string, string>) => exec(process.execPath, [bin, ...args], { cwd: dir, env: { PATH: process.env.PATH, ...env } })
+const cli = (args: string[], env: Record<string, string>) =>
+  exec(process.execPath, [bin, ...args], { cwd: dir, env: { PATH: process.env.PATH, ...env } })
 
 async function walkThrough(t: Test, env: Record<string, string>) {
   const server = await serve(env)
-  t.equal((await fetch(server.url + '/healthz')).status, 200)
+  t.equal((await fetch(`${server.url}/healthz`)).status, 200)
   const created = await cli(['keys', 'create', '--email', 'bundle@example.com', '--name', 'Bundle'], env)
   const key = created.stdout.trim().split('\n').at(-1)!
   issuedKeys.push(key)
-  const me = await fetch(server.url + '/api/v1/me', { headers: { authorization: `Bearer ${key}` } })
+  const me = await fetch(`${server.url}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })
   t.equal(me.status, 200)
   t.match(await me.json(), { user: { email: 'bundle@example.com', name: 'Bundle' }, plan: 'FREE' })
-  const lead = await fetch(server.url + '/api/v1/leads', {
+  const lead = await fetch(`${server.url}/api/v1/leads`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'L', email: 'l@example.com', service: 's', message: 'm' }),
@@ -41,6 +42,10 @@ t.test('the bundle alone, embedded database', async (t) => {
   t.match(after.stdout, 'bundle@example.com', 'the data outlives the server')
 })
 
-t.test('the bundle alone, external PostgreSQL', { skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set' }, async (t) => {
-  await walkThrough(t, await testDatabase(t))
-})
+t.test(
+  'the bundle alone, external PostgreSQL',
+  { skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set' },
+  async (t) => {
+    await walkThrough(t, await testDatabase(t))
+  }
+)

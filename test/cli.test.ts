@@ -14,13 +14,37 @@ async function cli(args: string[], env: Record<string, string> = {}) {
 t.test('--help lists every command and setting', async (t) => {
   const { code, out } = await cli(['--help'])
   t.equal(code, 0)
-  for (const word of ['serve', 'migrate', 'keys create', 'keys list', 'keys revoke', 'plan set', 'DATABASE_URL', 'STUDIO_DATA_DIR', 'LOG_LEVEL', 'PORT']) {
+  for (const word of [
+    'serve',
+    'migrate',
+    'keys create',
+    'keys list',
+    'keys revoke',
+    'plan set',
+    'DATABASE_URL',
+    'STUDIO_DATA_DIR',
+    'LOG_LEVEL',
+    'PORT',
+  ]) {
     t.match(out.join('\n'), word)
   }
 })
 
 t.test('bad arguments: a usage line and exit code 2', async (t) => {
-  for (const args of [['frobnicate'], ['keys'], ['keys', 'create'], ['keys', 'create', '--email', 'nope'], ['keys', 'create', '--email', 'a@b.co', '--plan', 'GOLD'], ['keys', 'create', '--email', 'a@b.co', '--role', 'king'], ['keys', 'create', '--bogus'], ['keys', 'revoke'], ['keys', 'revoke', 'x'], ['plan', 'set', 'PRO'], ['plan', 'set', '--email', 'a@b.co', 'GOLD'], ['migrate', 'extra']]) {
+  for (const args of [
+    ['frobnicate'],
+    ['keys'],
+    ['keys', 'create'],
+    ['keys', 'create', '--email', 'nope'],
+    ['keys', 'create', '--email', 'a@b.co', '--plan', 'GOLD'],
+    ['keys', 'create', '--email', 'a@b.co', '--role', 'king'],
+    ['keys', 'create', '--bogus'],
+    ['keys', 'revoke'],
+    ['keys', 'revoke', 'x'],
+    ['plan', 'set', 'PRO'],
+    ['plan', 'set', '--email', 'a@b.co', 'GOLD'],
+    ['migrate', 'extra'],
+  ]) {
     const { code, err } = await cli(args)
     t.equal(code, 2, args.join(' '))
     t.match(err.at(-1), /^usage: studio /)
@@ -28,7 +52,13 @@ t.test('bad arguments: a usage line and exit code 2', async (t) => {
 })
 
 t.test('a bad setting names the variable and exits 2', async (t) => {
-  for (const [name, value] of [['PORT', 'eighty'], ['PORT', '70000'], ['LOG_LEVEL', 'loud'], ['DATABASE_URL', 'not a url'], ['STUDIO_QUOTA_FREE', '-1']]) {
+  for (const [name, value] of [
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'not a url'],
+    ['STUDIO_QUOTA_FREE', '-1'],
+  ]) {
     const { code, err } = await cli(['migrate'], { [name]: value })
     t.equal(code, 2)
     t.equal(err.length, 1)
@@ -63,7 +93,10 @@ t.test('keys, plans and migrations', async (t) => {
 
   const prefix = key.split('_')[1]
   t.equal((await cli(['keys', 'revoke', prefix])).code, 0)
-  t.match((await cli(['keys', 'list'])).out.find((l) => l.startsWith(prefix)), /\d{4}-\d\d-\d\dT[\d:.]+Z$/)
+  t.match(
+    (await cli(['keys', 'list'])).out.find((l) => l.startsWith(prefix)),
+    /\d{4}-\d\d-\d\dT[\d:.]+Z$/
+  )
   const missing = await cli(['keys', 'revoke', 'AAAAAAAAAAAA'])
   t.equal(missing.code, 1)
 

@@ -7,7 +7,16 @@ const hello = { messages: [{ role: 'user', content: 'hi' }] }
 
 t.test('an upstream that hangs, resets or answers garbage consumes no quota', async (t) => {
   const upstream = await fakeUpstream(t, json(200, anthropicMessage()))
-  const s = await startTestServer(t, { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url, STUDIO_UPSTREAM_TIMEOUT_MS: '300', STUDIO_QUOTA_FREE: '3' }, { dbEnv, backoff: () => 1 })
+  const s = await startTestServer(
+    t,
+    {
+      ANTHROPIC_API_KEY: 'sk-test',
+      ANTHROPIC_BASE_URL: upstream.url,
+      STUDIO_UPSTREAM_TIMEOUT_MS: '300',
+      STUDIO_QUOTA_FREE: '3',
+    },
+    { dbEnv, backoff: () => 1 }
+  )
   const key = await s.key({ email: 'faults@example.com' })
   const used = async () => ((await (await s.fetch('/api/v1/me', { key })).json()) as any).quota.used
   const cases: [string, (typeof upstream)['next'] extends (...b: infer B) => void ? B : never, number, string][] = [
@@ -24,8 +33,13 @@ t.test('an upstream that hangs, resets or answers garbage consumes no quota', as
     t.equal(((await r.json()) as any).error.code, code, name)
     t.equal(await used(), 0, `${name}: nothing consumed`)
   }
-  for (let i = 0; i < 3; i++) t.equal((await s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: hello })).status, 200)
-  t.equal((await s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: hello })).status, 429, 'the whole quota was still there')
+  for (let i = 0; i < 3; i++)
+    t.equal((await s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: hello })).status, 200)
+  t.equal(
+    (await s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: hello })).status,
+    429,
+    'the whole quota was still there'
+  )
 })
 
 t.test('SIGTERM with upstream calls in flight: they finish, records are flushed, exit 0', async (t) => {
@@ -36,7 +50,11 @@ t.test('SIGTERM with upstream calls in flight: they finish, records are flushed,
   const key = await s.key({ plan: 'PRO' })
   const prefix = key.split('_')[1]
   const inflight = Array.from({ length: 20 }, () =>
-    fetch(`${server.url}/api/v1/ai/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(hello) })
+    fetch(`${server.url}/api/v1/ai/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(hello),
+    })
       .then((r) => r.status)
       .catch(() => 0)
   )
@@ -49,6 +67,7 @@ t.test('SIGTERM with upstream calls in flight: they finish, records are flushed,
   const sql = s.db.sql
   const [{ n }] = await sql`select count(*)::int as n from completions where key_prefix = ${prefix} and outcome = 'ok'`
   t.equal(n, 20, 'every completion record was flushed before exit')
-  const [{ used }] = await sql`select used from quota_usage q join api_keys k on k.account_id = q.account_id where k.prefix = ${prefix}`
+  const [{ used }] =
+    await sql`select used from quota_usage q join api_keys k on k.account_id = q.account_id where k.prefix = ${prefix}`
   t.equal(used, 20)
 })

@@ -70,18 +70,32 @@ t.test('POST /leads stores every field and answers 201', async (t) => {
   const body = (await r.json()) as { id: string; createdAt: string }
   t.same(Object.keys(body).sort(), ['createdAt', 'id'])
   t.equal(new Date(body.createdAt).toISOString(), body.createdAt)
-  const [row] = await sql`select l.*, k.account_id as key_account from leads l join api_keys k on k.prefix = l.key_prefix where l.id = ${body.id}`
+  const [row] =
+    await sql`select l.*, k.account_id as key_account from leads l join api_keys k on k.prefix = l.key_prefix where l.id = ${body.id}`
   t.match(row, {
-    name: lead.name, email: lead.email, service: lead.service, message: lead.message, phone: lead.phone,
-    company: lead.company, budget: lead.budget, locale: lead.locale, source: lead.source,
-    utm_source: 'newsletter', utm_medium: 'email', utm_campaign: 'fall',
+    name: lead.name,
+    email: lead.email,
+    service: lead.service,
+    message: lead.message,
+    phone: lead.phone,
+    company: lead.company,
+    budget: lead.budget,
+    locale: lead.locale,
+    source: lead.source,
+    utm_source: 'newsletter',
+    utm_medium: 'email',
+    utm_campaign: 'fall',
   })
   t.equal(row.account_id, row.key_account)
   t.equal(row.created_at.toISOString(), body.createdAt)
 })
 
 t.test('POST /leads with only the required fields', async (t) => {
-  const r = await s.fetch('/api/v1/leads', { method: 'POST', key: lonely, json: { name: 'A', email: 'a@example.com', service: 's', message: 'm' } })
+  const r = await s.fetch('/api/v1/leads', {
+    method: 'POST',
+    key: lonely,
+    json: { name: 'A', email: 'a@example.com', service: 's', message: 'm' },
+  })
   t.equal(r.status, 201)
   const { id } = (await r.json()) as { id: string }
   const [row] = await sql`select phone, utm_source from leads where id = ${id}`
@@ -115,7 +129,10 @@ for (const [name, patch, path, message] of rules) {
     const e = await errorOf(r)
     t.equal(e.code, 'invalid_request')
     const issues = (e.details as { issues: { path: string; message: string }[] }).issues
-    t.ok(issues.some((i) => i.path === path && message.test(i.message)), JSON.stringify(issues))
+    t.ok(
+      issues.some((i) => i.path === path && message.test(i.message)),
+      JSON.stringify(issues)
+    )
     const after = await sql`select count(*)::int as n from leads`
     t.equal(after[0].n, before[0].n, 'nothing stored')
   })
@@ -130,12 +147,22 @@ t.test('422 lists every offending field', async (t) => {
 
 t.test('422 invalid_json and non-object bodies', async (t) => {
   for (const body of ['{"name":', 'nope', '', '{"a":1}}']) {
-    const r = await s.fetch('/api/v1/leads', { method: 'POST', key, body, headers: { 'content-type': 'application/json' } })
+    const r = await s.fetch('/api/v1/leads', {
+      method: 'POST',
+      key,
+      body,
+      headers: { 'content-type': 'application/json' },
+    })
     t.equal(r.status, 422, body)
     t.equal((await errorOf(r)).code, 'invalid_json')
   }
   for (const body of ['[]', '"x"', '1', 'null']) {
-    const r = await s.fetch('/api/v1/leads', { method: 'POST', key, body, headers: { 'content-type': 'application/json' } })
+    const r = await s.fetch('/api/v1/leads', {
+      method: 'POST',
+      key,
+      body,
+      headers: { 'content-type': 'application/json' },
+    })
     t.equal(r.status, 422, body)
     t.equal((await errorOf(r)).code, 'invalid_request')
   }
@@ -143,16 +170,30 @@ t.test('422 invalid_json and non-object bodies', async (t) => {
 
 t.test('415 without a JSON content type', async (t) => {
   for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded']) {
-    const r = await s.fetch('/api/v1/leads', { method: 'POST', key, body: JSON.stringify(lead), headers: type ? { 'content-type': type } : {} })
+    const r = await s.fetch('/api/v1/leads', {
+      method: 'POST',
+      key,
+      body: JSON.stringify(lead),
+      headers: type ? { 'content-type': type } : {},
+    })
     t.equal(r.status, 415, String(type))
     t.equal((await errorOf(r)).code, 'unsupported_media_type')
   }
-  const ok = await s.fetch('/api/v1/leads', { method: 'POST', key, body: JSON.stringify(lead), headers: { 'content-type': 'application/json; charset=UTF-8' } })
+  const ok = await s.fetch('/api/v1/leads', {
+    method: 'POST',
+    key,
+    body: JSON.stringify(lead),
+    headers: { 'content-type': 'application/json; charset=UTF-8' },
+  })
   t.equal(ok.status, 201)
 })
 
 t.test('413 for a body over the limit', async (t) => {
-  const r = await s.fetch('/api/v1/leads', { method: 'POST', key, json: { ...lead, message: 'x'.repeat(1024 * 1024 + 1) } })
+  const r = await s.fetch('/api/v1/leads', {
+    method: 'POST',
+    key,
+    json: { ...lead, message: 'x'.repeat(1024 * 1024 + 1) },
+  })
   t.equal(r.status, 413)
   const e = await errorOf(r)
   t.equal(e.code, 'payload_too_large')

@@ -23,7 +23,13 @@ export async function fakeUpstream(t: Teardown, fallback: Behaviour) {
     req.on('data', (c) => chunks.push(c))
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString()
-      const s: Seen = { method: req.method!, path: req.url!, headers: req.headers, body: text ? JSON.parse(text) : undefined, aborted: false }
+      const s: Seen = {
+        method: req.method!,
+        path: req.url!,
+        headers: req.headers,
+        body: text ? JSON.parse(text) : undefined,
+        aborted: false,
+      }
       seen.push(s)
       closed.push(new Promise((ok) => res.once('close', () => ((s.aborted = !res.writableFinished), ok()))))
       ;(queue.shift() ?? fallback)(req, res, s)
@@ -54,7 +60,8 @@ export const json =
 
 export const hang: Behaviour = () => {}
 export const reset: Behaviour = (req) => req.socket.destroy()
-export const garbage: Behaviour = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"not json')
+export const garbage: Behaviour = (_req, res) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end('{"not json')
 
 export const anthropicMessage = (over: Record<string, unknown> = {}) => ({
   id: 'msg_01',

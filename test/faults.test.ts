@@ -16,7 +16,10 @@ if (!havePostgres) {
   // No answer may hang: a request not answered in 10 s (five times what the issue allows) fails the test.
   const HANG = 10_000
 
-  async function call(path: string, init: { key?: string; json?: unknown; method?: string; headers?: Record<string, string> } = {}) {
+  async function call(
+    path: string,
+    init: { key?: string; json?: unknown; method?: string; headers?: Record<string, string> } = {}
+  ) {
     const started = performance.now()
     const r = await s.fetch(path, { ...init, signal: AbortSignal.timeout(HANG) })
     const text = await r.text()
@@ -53,7 +56,18 @@ if (!havePostgres) {
     t.ok(await until(async () => (await call('/api/v1/me', { key })).status === 200), 'GET /me again')
     const idem = `recover-${++retry}`
     let after: Awaited<ReturnType<typeof call>> | undefined
-    t.ok(await until(async () => (after = await call('/api/v1/leads', { method: 'POST', key, json: lead, headers: { 'idempotency-key': idem } })).status === 201), 'POST /leads again')
+    t.ok(
+      await until(
+        async () =>
+          (after = await call('/api/v1/leads', {
+            method: 'POST',
+            key,
+            json: lead,
+            headers: { 'idempotency-key': idem },
+          })).status === 201
+      ),
+      'POST /leads again'
+    )
     if (after?.status === 201) created.push(after.body.id)
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from leads where idempotency_key = ${idem}`
     t.equal(n, 1, 'one lead for all the retries')
@@ -78,7 +92,10 @@ if (!havePostgres) {
       )
       await pg.stop(mode)
       for (const r of await Promise.all(inFlight)) {
-        t.ok(r.status === 201 || r.status === 503, `in flight: ${r.status} ${r.status === 201 || r.status === 503 ? '' : r.text}`)
+        t.ok(
+          r.status === 201 || r.status === 503,
+          `in flight: ${r.status} ${r.status === 201 || r.status === 503 ? '' : r.text}`
+        )
         if (r.status === 201) created.push(r.body.id)
       }
 
@@ -88,7 +105,11 @@ if (!havePostgres) {
       unavailable(t, await call('/readyz'), '/readyz')
       t.equal((await call('/api/v1/me', { key: 'studio_nope' })).status, 401, 'a malformed key needs no database')
       t.equal((await call('/healthz')).status, 200, 'the process is up')
-      t.equal((await call('/api/v1/openapi.json', { key })).status, 200, 'a cached key still reads what needs no database')
+      t.equal(
+        (await call('/api/v1/openapi.json', { key })).status,
+        200,
+        'a cached key still reads what needs no database'
+      )
 
       await pg.start()
       await recovers(t)
@@ -122,14 +143,23 @@ if (!havePostgres) {
     void Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))
     await new Promise((r) => setTimeout(r, 50))
     t.equal((await call('/healthz')).status, 200, 'still up')
-    t.ok(s.log.lines.some((l) => /a driver promise nobody awaited/.test(l)), 'and it was logged')
+    t.ok(
+      s.log.lines.some((l) => /a driver promise nobody awaited/.test(l)),
+      'and it was logged'
+    )
   })
 
   t.test('every lead answered 201 is committed', async (t) => {
     const rows = await sql<{ id: string }[]>`select id from leads where id = any(${created}::uuid[])`
     t.equal(rows.length, created.length, `${created.length} leads answered 201`)
-    t.notOk(s.log.lines.some((l) => /"level":"error"/.test(l)), 'no 500: the faults were recognised')
-    t.ok(s.log.lines.some((l) => /database unavailable/.test(l)), 'the faults were logged')
+    t.notOk(
+      s.log.lines.some((l) => /"level":"error"/.test(l)),
+      'no 500: the faults were recognised'
+    )
+    t.ok(
+      s.log.lines.some((l) => /database unavailable/.test(l)),
+      'the faults were logged'
+    )
     const logged = s.log.lines.join('\n')
     t.notOk(logged.includes(key.split('_')[2]), 'without the key')
   })

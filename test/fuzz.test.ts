@@ -22,39 +22,66 @@ interface Sent {
   body?: Buffer
 }
 
-function send({ method, path, headers, body }: Sent): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+function send({
+  method,
+  path,
+  headers,
+  body,
+}: Sent): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
   return new Promise((ok, fail) => {
     const flat = headers.flat()
     if (body !== undefined) flat.push('content-length', String(body.length))
-    const req = request({ host: '127.0.0.1', port: s.port, method, path, headers: flat, agent, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => ok({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', fail)
-    })
+    const req = request(
+      { host: '127.0.0.1', port: s.port, method, path, headers: flat, agent, timeout: 10_000 },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c) => chunks.push(c))
+        res.on('end', () =>
+          ok({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') })
+        )
+        res.on('error', fail)
+      }
+    )
     req.on('error', fail)
     req.on('timeout', () => req.destroy(new Error('no answer in 10 s')))
     req.end(body)
   })
 }
 
-const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 60 })
+const printable = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  maxLength: 60,
+})
 const anyText = fc.string({ unit: 'binary', maxLength: 40 })
 const token = fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/)
-const wrongKey = fc.constantFrom(...key).chain(() => fc.nat(key.length - 1)).map((i) => key.slice(0, i) + (key[i] === 'a' ? 'b' : 'a') + key.slice(i + 1))
+const wrongKey = fc
+  .constantFrom(...key)
+  .chain(() => fc.nat(key.length - 1))
+  .map((i) => key.slice(0, i) + (key[i] === 'a' ? 'b' : 'a') + key.slice(i + 1))
 
 const authorization = fc.oneof(
   fc.constant([] as [string, string][]),
   fc.constant([['authorization', `Bearer ${key}`]] as [string, string][]),
-  fc.constantFrom('bearer', 'BEARER', 'Bearer', 'bEaReR', 'Basic', 'Token').map((scheme) => [['authorization', `${scheme}  ${key} `]] as [string, string][]),
+  fc
+    .constantFrom('bearer', 'BEARER', 'Bearer', 'bEaReR', 'Basic', 'Token')
+    .map((scheme) => [['authorization', `${scheme}  ${key} `]] as [string, string][]),
   wrongKey.map((k) => [['authorization', `Bearer ${k}`]] as [string, string][]),
   printable.map((v) => [['authorization', v]] as [string, string][]),
-  fc.constant([['authorization', `Bearer ${key}`], ['authorization', `Bearer ${key}`]] as [string, string][])
+  fc.constant([
+    ['authorization', `Bearer ${key}`],
+    ['authorization', `Bearer ${key}`],
+  ] as [string, string][])
 )
 
 const contentType = fc.oneof(
   fc.constant('application/json'),
-  fc.constantFrom('application/json; charset=utf-8', 'application/problem+json', 'text/plain', 'application/json; charset=latin1', ''),
+  fc.constantFrom(
+    'application/json; charset=utf-8',
+    'application/problem+json',
+    'text/plain',
+    'application/json; charset=latin1',
+    ''
+  ),
   printable
 )
 
@@ -62,7 +89,22 @@ const contentType = fc.oneof(
 const extraHeaders = fc.array(
   fc.oneof(
     fc.tuple(token, printable),
-    fc.tuple(fc.constantFrom('x-request-id', 'accept', 'accept-encoding', 'connection', 'expect', 'te', 'upgrade', 'idempotency-key', 'range', 'if-none-match', 'origin'), printable)
+    fc.tuple(
+      fc.constantFrom(
+        'x-request-id',
+        'accept',
+        'accept-encoding',
+        'connection',
+        'expect',
+        'te',
+        'upgrade',
+        'idempotency-key',
+        'range',
+        'if-none-match',
+        'origin'
+      ),
+      printable
+    )
   ),
   { maxLength: 6 }
 )
@@ -71,14 +113,23 @@ const leadValue = fc.oneof(anyText, fc.constant('x'), fc.constant('a@example.com
 const leadLike = fc
   .record(
     {
-      name: leadValue, email: leadValue, service: leadValue, message: leadValue, phone: leadValue, company: leadValue,
+      name: leadValue,
+      email: leadValue,
+      service: leadValue,
+      message: leadValue,
+      phone: leadValue,
+      company: leadValue,
       utm: fc.oneof(fc.record({ source: leadValue, medium: leadValue }, { requiredKeys: [] }), leadValue),
     },
     { requiredKeys: [] }
   )
   .map((o) => Buffer.from(JSON.stringify(o)))
 const validLead = fc
-  .record({ name: fc.stringMatching(/^\w{1,20}$/), service: printable.filter((x) => x.trim() !== ''), message: anyText.filter((x) => x.trim() !== '' && x.isWellFormed() && !x.includes('\0')) })
+  .record({
+    name: fc.stringMatching(/^\w{1,20}$/),
+    service: printable.filter((x) => x.trim() !== ''),
+    message: anyText.filter((x) => x.trim() !== '' && x.isWellFormed() && !x.includes('\0')),
+  })
   .map((o) => Buffer.from(JSON.stringify({ ...o, email: 'l@example.com' })))
 
 const body = fc.oneof(
@@ -92,27 +143,43 @@ const body = fc.oneof(
 )
 
 function request$(path: fc.Arbitrary<string>, methods: string[]) {
-  return fc.record({
-    method: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS') }),
-    path,
-    auth: authorization,
-    type: fc.option(contentType, { nil: undefined }),
-    host: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
-    extra: extraHeaders,
-    body,
-  }).map(({ method, path, auth, type, host, extra, body }): Sent => ({
-    method,
-    path,
-    headers: [...(host ? [['host', '127.0.0.1'] as [string, string]] : []), ...auth, ...(type === undefined ? [] : [['content-type', type] as [string, string]]), ...extra],
-    body: method === 'HEAD' ? undefined : body,
-  }))
+  return fc
+    .record({
+      method: fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom(...methods) },
+        { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS') }
+      ),
+      path,
+      auth: authorization,
+      type: fc.option(contentType, { nil: undefined }),
+      host: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+      extra: extraHeaders,
+      body,
+    })
+    .map(
+      ({ method, path, auth, type, host, extra, body }): Sent => ({
+        method,
+        path,
+        headers: [
+          ...(host ? [['host', '127.0.0.1'] as [string, string]] : []),
+          ...auth,
+          ...(type === undefined ? [] : [['content-type', type] as [string, string]]),
+          ...extra,
+        ],
+        body: method === 'HEAD' ? undefined : body,
+      })
+    )
 }
 
 async function check(sent: Sent) {
   const r = await send(sent)
   const where = `${sent.method} ${sent.path} → ${r.status} ${r.text.slice(0, 200)}`
   if (r.status >= 500) throw new Error(`server error: ${where}`)
-  if (r.headers['cache-control'] !== 'no-store' || r.headers['x-content-type-options'] !== 'nosniff' || r.headers['x-powered-by'] !== undefined) {
+  if (
+    r.headers['cache-control'] !== 'no-store' ||
+    r.headers['x-content-type-options'] !== 'nosniff' ||
+    r.headers['x-powered-by'] !== undefined
+  ) {
     throw new Error(`security headers missing: ${where} ${JSON.stringify(r.headers)}`)
   }
   if (/\n\s+at |Error:|stack|node_modules|\.ts:\d/.test(r.text)) throw new Error(`a stack trace: ${where}`)
@@ -120,7 +187,12 @@ async function check(sent: Sent) {
     if (r.headers['content-type'] !== 'application/json') throw new Error(`not JSON: ${where}`)
     const e = JSON.parse(r.text)
     const keys = Object.keys(e.error ?? {})
-    if (Object.keys(e).join() !== 'error' || typeof e.error.code !== 'string' || typeof e.error.message !== 'string' || !keys.every((k) => ['code', 'message', 'details'].includes(k))) {
+    if (
+      Object.keys(e).join() !== 'error' ||
+      typeof e.error.code !== 'string' ||
+      typeof e.error.message !== 'string' ||
+      !keys.every((k) => ['code', 'message', 'details'].includes(k))
+    ) {
       throw new Error(`not an Error body: ${where}`)
     }
   }
@@ -133,7 +205,15 @@ const endpoints: [string, fc.Arbitrary<string>, string[]][] = [
   ['GET /api/v1/openapi.json', fc.constant('/api/v1/openapi.json'), ['GET']],
   ['GET /healthz', fc.constant('/healthz'), ['GET']],
   ['GET /readyz', fc.constant('/readyz'), ['GET']],
-  ['unknown paths', fc.oneof(fc.webPath(), fc.constantFrom('/api/v1/me/', '//api/v1/leads', '/api/v1/%6De', '/api/v1'), printable.map((p) => '/' + encodeURI(p))), ['GET', 'POST']],
+  [
+    'unknown paths',
+    fc.oneof(
+      fc.webPath(),
+      fc.constantFrom('/api/v1/me/', '//api/v1/leads', '/api/v1/%6De', '/api/v1'),
+      printable.map((p) => `/${encodeURI(p)}`)
+    ),
+    ['GET', 'POST'],
+  ],
 ]
 
 for (const [name, path, methods] of endpoints) {
@@ -144,7 +224,12 @@ for (const [name, path, methods] of endpoints) {
 }
 
 t.test('fuzz: raw bytes after a request line', async (t) => {
-  const prefix = fc.constantFrom('', 'GET /api/v1/me HTTP/1.1\r\n', 'POST /api/v1/leads HTTP/1.1\r\nhost: x\r\n', 'GET / HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\n\r\n')
+  const prefix = fc.constantFrom(
+    '',
+    'GET /api/v1/me HTTP/1.1\r\n',
+    'POST /api/v1/leads HTTP/1.1\r\nhost: x\r\n',
+    'GET / HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\n\r\n'
+  )
   await fc.assert(
     fc.asyncProperty(prefix, fc.uint8Array({ maxLength: 200 }), async (p, bytes) => {
       const r = await rawRequest(s.port, [p, Buffer.from(bytes), '\r\n\r\n'], { timeoutMs: 5000 })
@@ -161,9 +246,13 @@ t.test('fuzz: raw bytes after a request line', async (t) => {
 })
 
 t.test('after the fuzz: the process answers, every 201 is stored, nothing failed inside', async (t) => {
-  t.equal((await fetch(s.url + '/healthz')).status, 200)
+  t.equal((await fetch(`${s.url}/healthz`)).status, 200)
   const rows = await s.db.sql`select id from leads where id = any(${created}::uuid[])`
   t.equal(rows.length, created.length, `${created.length} leads created by generated requests`)
   t.ok(created.length > 0, 'some generated leads were valid')
-  t.same(s.log.lines.filter((l) => /"level":"error"/.test(l)), [], 'no unhandled error logged')
+  t.same(
+    s.log.lines.filter((l) => /"level":"error"/.test(l)),
+    [],
+    'no unhandled error logged'
+  )
 })

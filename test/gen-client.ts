@@ -5,5 +5,14 @@ import { buildOpenApi } from '../src/api/openapi.js'
 import { parseConfig } from '../src/ops/config.js'
 import { adapterFor, apiRoutes } from '../src/service.js'
 
-const doc = buildOpenApi(apiRoutes(null as never, { onAccountChange() {} } as never, { adapter: adapterFor(parseConfig({})), quota: { onChange() {} } } as never))
-writeFileSync(new URL('./generated/studio-api.d.ts', import.meta.url), astToString(await openapiTS(doc as never, { defaultNonNullable: false })))
+const doc = buildOpenApi(
+  apiRoutes(
+    null as never,
+    { onAccountChange() {} } as never,
+    { adapter: adapterFor(parseConfig({})), quota: { onChange() {} } } as never
+  )
+)
+writeFileSync(
+  new URL('./generated/studio-api.d.ts', import.meta.url),
+  astToString(await openapiTS(doc as never, { defaultNonNullable: false }))
+)

@@ -123,7 +123,11 @@ export interface Spawned {
 // Runs `studio serve` from the bundle as a separate process; resolves once it listens.
 export async function spawnServer(t: Teardown, env: Record<string, string>, cwd = tmpdir()): Promise<Spawned> {
   const bin = await buildBundle(t)
-  const child = spawn(process.execPath, [bin, 'serve'], { cwd, env: { PATH: process.env.PATH, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    cwd,
+    env: { PATH: process.env.PATH, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   spawned.add(child)
   let output = ''
   child.stderr.on('data', (d) => (output += d))

@@ -11,13 +11,24 @@ const other = await issueKey(sql, { email: 'other@example.com' })
 const auth = `Bearer ${key}`
 const lead = { name: 'Ann', email: 'ann@example.com', service: 'audit', message: 'Hello' }
 // Another server (other settings) over the same database.
-const sameDb = { db: s.db, dbEnv: s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : ({} as Record<string, string>) }
+const sameDb = {
+  db: s.db,
+  dbEnv: s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : ({} as Record<string, string>),
+}
 const leads = async () => (await sql<{ n: number }[]>`select count(*)::int as n from leads`)[0].n
 
 async function post(body: string | Buffer, headers: Record<string, string> = {}) {
-  const r = await s.fetch('/api/v1/leads', { method: 'POST', body, headers: { authorization: auth, 'content-type': 'application/json', ...headers } })
+  const r = await s.fetch('/api/v1/leads', {
+    method: 'POST',
+    body,
+    headers: { authorization: auth, 'content-type': 'application/json', ...headers },
+  })
   const text = await r.text()
-  return { status: r.status, text, json: JSON.parse(text) as { error: { code: string; message: string; details?: any } } }
+  return {
+    status: r.status,
+    text,
+    json: JSON.parse(text) as { error: { code: string; message: string; details?: any } },
+  }
 }
 
 // Sends `body` and expects a 422 with `code`, nothing stored, an answer of modest size whatever the input's size.
@@ -33,10 +44,25 @@ async function refused(t: Test, body: string | Buffer, code: string, message?: R
 }
 
 t.test('duplicate keys are refused, naming the key', async (t) => {
-  const e = await refused(t, '{"name":"a","email":"a@example.com","service":"s","message":"m","name":"b"}', 'invalid_json', /repeats the key "name"/)
+  const e = await refused(
+    t,
+    '{"name":"a","email":"a@example.com","service":"s","message":"m","name":"b"}',
+    'invalid_json',
+    /repeats the key "name"/
+  )
   t.same(e.details, { key: 'name' })
-  await refused(t, '{"name":"a","email":"a@example.com","service":"s","message":"m","utm":{"source":"x","source":"y"}}', 'invalid_json', /"source"/)
-  await refused(t, '{"name":"a","n\\u0061me":"b","email":"a@example.com","service":"s","message":"m"}', 'invalid_json', /"name"/)
+  await refused(
+    t,
+    '{"name":"a","email":"a@example.com","service":"s","message":"m","utm":{"source":"x","source":"y"}}',
+    'invalid_json',
+    /"source"/
+  )
+  await refused(
+    t,
+    '{"name":"a","n\\u0061me":"b","email":"a@example.com","service":"s","message":"m"}',
+    'invalid_json',
+    /"name"/
+  )
   const long = 'k'.repeat(5000)
   const big = await refused(t, `{"${long}":1,"${long}":2}`, 'invalid_json')
   t.ok(big.message.length < 300, 'the key is quoted clipped')
@@ -44,7 +70,9 @@ t.test('duplicate keys are refused, naming the key', async (t) => {
 
 t.test('equal keys in different objects, and look-alikes inside strings, are fine', async (t) => {
   const before = await leads()
-  const ok = await post('{"name":"a","email":"a@example.com","service":"s","source":"x","message":"m \\"name\\": {\\"x\\":1,\\"x\\":2} [[[","utm":{"source":"y"}}')
+  const ok = await post(
+    '{"name":"a","email":"a@example.com","service":"s","source":"x","message":"m \\"name\\": {\\"x\\":1,\\"x\\":2} [[[","utm":{"source":"y"}}'
+  )
   t.equal(ok.status, 201, ok.text)
   t.equal(await leads(), before + 1)
 })
@@ -53,9 +81,13 @@ t.test('deep nesting is refused cheaply and the process survives', async (t) => 
   const nest = (n: number) => '['.repeat(n) + ']'.repeat(n)
   await refused(t, `{"name":${nest(65)}}`, 'invalid_json', /deeper than 64/)
   await refused(t, nest(100_000), 'invalid_json', /deeper than 64/)
-  await refused(t, '{"a":'.repeat(50_000) + '1' + '}'.repeat(50_000), 'invalid_json', /deeper than 64/)
+  await refused(t, `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`, 'invalid_json', /deeper than 64/)
   const e = await refused(t, JSON.stringify({ ...lead, name: 0 }).replace('0', nest(63)), 'invalid_request', /^name: /)
-  t.match(e.details.issues, [{ path: 'name', message: /string/ }], '63 levels below the top: parsed, then refused by the schema')
+  t.match(
+    e.details.issues,
+    [{ path: 'name', message: /string/ }],
+    '63 levels below the top: parsed, then refused by the schema'
+  )
   t.equal((await s.fetch('/healthz')).status, 200)
 })
 
@@ -69,7 +101,12 @@ t.test('__proto__ and constructor are unknown fields, and Object.prototype stays
     ['"toString":"x"', 'toString'],
   ]) {
     const e = await refused(t, `${base},${extra}}`, 'invalid_request')
-    t.ok(e.details.issues.some((i: { path: string; message: string }) => i.path === path && i.message === 'is not a known field'), `${path}: ${JSON.stringify(e.details)}`)
+    t.ok(
+      e.details.issues.some(
+        (i: { path: string; message: string }) => i.path === path && i.message === 'is not a known field'
+      ),
+      `${path}: ${JSON.stringify(e.details)}`
+    )
   }
   t.equal(({} as Record<string, unknown>).polluted, undefined)
   t.same(Object.getOwnPropertyNames(Object.prototype).sort(), protoBefore)
@@ -81,16 +118,25 @@ t.test('NUL characters, lone surrogates and invalid UTF-8', async (t) => {
   await refused(t, JSON.stringify(lead).replace('"Hello"', '"a\\ud800b"'), 'invalid_request', /surrogate/)
   await refused(t, JSON.stringify(lead).replace('"Hello"', '"\\udfff"'), 'invalid_request', /surrogate/)
   await refused(t, `{"\\ud800":1}`, 'invalid_request')
-  const bytes = (b: number[]) => Buffer.concat([Buffer.from(JSON.stringify(lead).slice(0, -2)), Buffer.from(b), Buffer.from('"}')])
+  const bytes = (b: number[]) =>
+    Buffer.concat([Buffer.from(JSON.stringify(lead).slice(0, -2)), Buffer.from(b), Buffer.from('"}')])
   for (const b of [[0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
     await refused(t, bytes(b), 'invalid_json', /UTF-8/)
   }
 })
 
 t.test('numbers where strings are due, and numbers out of range', async (t) => {
-  for (const [field, raw] of [['name', '1e309'], ['phone', '10'], ['budget', '-0'], ['name', '123456789012345678901234567890']]) {
+  for (const [field, raw] of [
+    ['name', '1e309'],
+    ['phone', '10'],
+    ['budget', '-0'],
+    ['name', '123456789012345678901234567890'],
+  ]) {
     const e = await refused(t, JSON.stringify({ ...lead, [field]: '<raw>' }).replace('"<raw>"', raw), 'invalid_request')
-    t.ok(e.details.issues.some((i: { path: string }) => i.path === field), JSON.stringify(e.details))
+    t.ok(
+      e.details.issues.some((i: { path: string }) => i.path === field),
+      JSON.stringify(e.details)
+    )
   }
   // A string where a string is due is taken as it is, digits and all.
   const r = await post(JSON.stringify({ ...lead, phone: '10' }))
@@ -109,14 +155,20 @@ t.test('very long strings, huge arrays and many keys answer small 422s', async (
 })
 
 t.test('invalid_json never echoes a huge input', async (t) => {
-  for (const body of ['x'.repeat(900_000), '{"name":"' + 'y'.repeat(900_000), '{"a":1,' + 'z'.repeat(900_000)]) {
+  for (const body of ['x'.repeat(900_000), `{"name":"${'y'.repeat(900_000)}`, `{"a":1,${'z'.repeat(900_000)}`]) {
     const e = await refused(t, body, 'invalid_json')
     t.ok(e.message.length <= 250, `message of ${e.message.length} characters`)
   }
 })
 
 t.test('415 for a missing or wrong Content-Type', async (t) => {
-  for (const type of ['text/plain', 'application/jsonx', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', 'x'.repeat(5000)]) {
+  for (const type of [
+    'text/plain',
+    'application/jsonx',
+    'application/json; charset=latin1',
+    'multipart/form-data; boundary=x',
+    'x'.repeat(5000),
+  ]) {
     const r = await post(JSON.stringify(lead), { 'content-type': type })
     t.equal(r.status, 415, type.slice(0, 40))
     t.equal(r.json.error.code, 'unsupported_media_type')
@@ -125,10 +177,16 @@ t.test('415 for a missing or wrong Content-Type', async (t) => {
 })
 
 t.test('a body on GET is refused', async (t) => {
-  const withLength = await rawRequest(s.port, head('GET', '/api/v1/me', { authorization: auth, 'content-length': 2 }) + '{}')
+  const withLength = await rawRequest(
+    s.port,
+    `${head('GET', '/api/v1/me', { authorization: auth, 'content-length': 2 })}{}`
+  )
   t.equal(withLength.status, 400)
   t.equal(errorCode(withLength), 'bad_request')
-  const chunked = await rawRequest(s.port, head('GET', '/api/v1/me', { authorization: auth, 'transfer-encoding': 'chunked' }) + '2\r\n{}\r\n0\r\n\r\n')
+  const chunked = await rawRequest(
+    s.port,
+    `${head('GET', '/api/v1/me', { authorization: auth, 'transfer-encoding': 'chunked' })}2\r\n{}\r\n0\r\n\r\n`
+  )
   t.equal(chunked.status, 400)
   t.equal(errorCode(chunked), 'bad_request')
   const empty = await rawRequest(s.port, head('GET', '/api/v1/me', { authorization: auth, 'content-length': 0 }))
@@ -138,19 +196,37 @@ t.test('a body on GET is refused', async (t) => {
 t.test('a truncated body: the client stops short and closes', async (t) => {
   const before = await leads()
   const body = JSON.stringify(lead)
-  const r = await rawRequest(s.port, head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'content-length': body.length + 50 }) + body, { end: true })
+  const r = await rawRequest(
+    s.port,
+    head('POST', '/api/v1/leads', {
+      authorization: auth,
+      'content-type': 'application/json',
+      'content-length': body.length + 50,
+    }) + body,
+    { end: true }
+  )
   t.ok(r.closed, 'the connection ends')
   if (r.status) {
     t.equal(r.status, 400)
     t.equal(errorCode(r), 'bad_request')
   }
   t.equal(await leads(), before, 'nothing stored')
-  t.notOk(s.log.lines.some((l) => /database unavailable|unhandled error/.test(l)), 'an aborted body is not mistaken for a fault')
+  t.notOk(
+    s.log.lines.some((l) => /database unavailable|unhandled error/.test(l)),
+    'an aborted body is not mistaken for a fault'
+  )
   t.equal((await s.fetch('/healthz')).status, 200)
 })
 
 t.test('413 before the body is sent: a huge Content-Length', async (t) => {
-  const r = await rawRequest(s.port, head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'content-length': 2 ** 40 }))
+  const r = await rawRequest(
+    s.port,
+    head('POST', '/api/v1/leads', {
+      authorization: auth,
+      'content-type': 'application/json',
+      'content-length': 2 ** 40,
+    })
+  )
   t.equal(r.status, 413, 'answered with no byte of the body sent')
   t.equal(errorCode(r), 'payload_too_large')
   t.ok(r.closed, 'and the connection is closed')
@@ -159,7 +235,13 @@ t.test('413 before the body is sent: a huge Content-Length', async (t) => {
 t.test('413 as soon as a chunked body goes over the limit', async (t) => {
   const before = await leads()
   const chunk = Buffer.alloc(64 * 1024, 'a')
-  const pieces: (string | Buffer)[] = [head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'transfer-encoding': 'chunked' })]
+  const pieces: (string | Buffer)[] = [
+    head('POST', '/api/v1/leads', {
+      authorization: auth,
+      'content-type': 'application/json',
+      'transfer-encoding': 'chunked',
+    }),
+  ]
   for (let i = 0; i < 17; i++) pieces.push(`${chunk.length.toString(16)}\r\n`, chunk, '\r\n')
   // No last chunk: the server must not wait for the end of a body it has already refused.
   const r = await rawRequest(s.port, pieces)
@@ -201,7 +283,10 @@ t.test('malformed HTTP: 400 with the Error body', async (t) => {
 t.test('odd but valid HTTP is served; what is not served gets the Error body', async (t) => {
   const expect = await rawRequest(s.port, head('GET', '/api/v1/me', { authorization: auth, expect: 'something-else' }))
   t.equal(expect.status, 200, 'an unknown expectation is ignored')
-  const upgrade = await rawRequest(s.port, head('GET', '/api/v1/me', { authorization: auth, connection: 'upgrade', upgrade: 'websocket' }))
+  const upgrade = await rawRequest(
+    s.port,
+    head('GET', '/api/v1/me', { authorization: auth, connection: 'upgrade', upgrade: 'websocket' })
+  )
   t.equal(upgrade.status, 200, 'an upgrade is not taken; the request is served')
   const http10 = await rawRequest(s.port, `GET /api/v1/me HTTP/1.0\r\nauthorization: ${auth}\r\n\r\n`)
   t.equal(http10.status, 200, 'HTTP/1.0 needs no Host')
@@ -215,8 +300,16 @@ t.test('odd but valid HTTP is served; what is not served gets the Error body', a
 })
 
 t.test('two Authorization headers: 401, whichever is valid', async (t) => {
-  for (const pair of [[auth, auth], [auth, `Bearer ${other}`], ['Bearer nope', auth], [auth, 'Basic eA==']]) {
-    const r = await rawRequest(s.port, `GET /api/v1/me HTTP/1.1\r\nhost: x\r\nAuthorization: ${pair[0]}\r\nauthorization: ${pair[1]}\r\n\r\n`)
+  for (const pair of [
+    [auth, auth],
+    [auth, `Bearer ${other}`],
+    ['Bearer nope', auth],
+    [auth, 'Basic eA=='],
+  ]) {
+    const r = await rawRequest(
+      s.port,
+      `GET /api/v1/me HTTP/1.1\r\nhost: x\r\nAuthorization: ${pair[0]}\r\nauthorization: ${pair[1]}\r\n\r\n`
+    )
     t.equal(r.status, 401)
     t.same(JSON.parse(r.body), { error: { code: 'unauthorized', message: 'Missing or invalid API key' } })
   }
@@ -225,14 +318,26 @@ t.test('two Authorization headers: 401, whichever is valid', async (t) => {
 })
 
 t.test('paths match exactly', async (t) => {
-  for (const path of ['/api/v1/me/', '//api/v1/me', '/api/v1//me', '/api/v1/%6De', '/api/v1/m%65', '/API/V1/ME', '/api/v1/./me', '/api/v1/x/../me', '/healthz/', 'http://127.0.0.1/api/v1/me', '*']) {
+  for (const path of [
+    '/api/v1/me/',
+    '//api/v1/me',
+    '/api/v1//me',
+    '/api/v1/%6De',
+    '/api/v1/m%65',
+    '/API/V1/ME',
+    '/api/v1/./me',
+    '/api/v1/x/../me',
+    '/healthz/',
+    'http://127.0.0.1/api/v1/me',
+    '*',
+  ]) {
     const r = await rawRequest(s.port, head('GET', path, { authorization: auth }))
     t.equal(r.status, 404, path)
     t.equal(errorCode(r), 'not_found')
   }
   const r = await rawRequest(s.port, head('GET', '/api/v1/me?x=1&y=%00', { authorization: auth }))
   t.equal(r.status, 200, 'a query string is ignored')
-  const long = await rawRequest(s.port, head('GET', '/' + 'p'.repeat(8000), { authorization: auth }))
+  const long = await rawRequest(s.port, head('GET', `/${'p'.repeat(8000)}`, { authorization: auth }))
   t.equal(long.status, 404)
   t.ok(long.body.length < 1000, 'a long path is quoted clipped')
 })
@@ -250,7 +355,12 @@ t.test('HEAD answers as GET without a body; OPTIONS answers 204 with Allow', asy
   t.equal(await unauth.text(), '')
   t.equal((await s.fetch('/healthz', { method: 'HEAD' })).status, 200)
   t.equal((await s.fetch('/api/v1/leads', { key, method: 'HEAD' })).status, 405, 'HEAD only where GET is')
-  for (const [path, allow] of [['/api/v1/me', 'GET, HEAD'], ['/api/v1/leads', 'POST'], ['/api/v1/openapi.json', 'GET, HEAD'], ['/readyz', 'GET, HEAD']]) {
+  for (const [path, allow] of [
+    ['/api/v1/me', 'GET, HEAD'],
+    ['/api/v1/leads', 'POST'],
+    ['/api/v1/openapi.json', 'GET, HEAD'],
+    ['/readyz', 'GET, HEAD'],
+  ]) {
     const o = await s.fetch(path, { method: 'OPTIONS' })
     t.equal(o.status, 204, path)
     t.equal(o.headers.get('allow'), allow)
@@ -268,7 +378,7 @@ t.test('every answer carries no-store and nosniff, none x-powered-by', async (t)
     await s.fetch('/api/v1/me', { method: 'OPTIONS' }),
     await s.fetch('/healthz'),
     await s.fetch('/api/v1/leads', { method: 'POST', key, json: lead }),
-    await s.fetch('/api/v1/leads', { method: 'POST', key, body: '{' , headers: { 'content-type': 'application/json' } }),
+    await s.fetch('/api/v1/leads', { method: 'POST', key, body: '{', headers: { 'content-type': 'application/json' } }),
   ]
   for (const r of answers) {
     t.equal(r.headers.get('cache-control'), 'no-store', `${r.status}`)
@@ -282,7 +392,10 @@ t.test('slow clients are cut off by the header and request timeouts', async (t) 
   const slow = await startTestServer(t, { STUDIO_HEADERS_TIMEOUT_MS: '400', STUDIO_REQUEST_TIMEOUT_MS: '800' }, sameDb)
   const before = await leads()
   // Headers that never end.
-  const headers = await rawRequest(slow.port, 'GET /api/v1/me HTTP/1.1\r\nhost: x\r\n', { drip: { piece: 'x-slow: 1\r\n', intervalMs: 50 }, timeoutMs: 15_000 })
+  const headers = await rawRequest(slow.port, 'GET /api/v1/me HTTP/1.1\r\nhost: x\r\n', {
+    drip: { piece: 'x-slow: 1\r\n', intervalMs: 50 },
+    timeoutMs: 15_000,
+  })
   t.ok(headers.closed, 'cut off')
   t.equal(headers.status, 408)
   t.equal(errorCode(headers), 'request_timeout')
@@ -290,15 +403,28 @@ t.test('slow clients are cut off by the header and request timeouts', async (t) 
   const silent = await rawRequest(slow.port, '', { timeoutMs: 15_000 })
   t.ok(silent.closed, 'a silent connection is closed')
   // A body that never ends.
-  const body = await rawRequest(slow.port, head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'content-length': 10_000 }) + '{', {
-    drip: { piece: ' ', intervalMs: 50 },
-    timeoutMs: 15_000,
-  })
+  const body = await rawRequest(
+    slow.port,
+    `${head('POST', '/api/v1/leads', {
+      authorization: auth,
+      'content-type': 'application/json',
+      'content-length': 10_000,
+    })}{`,
+    {
+      drip: { piece: ' ', intervalMs: 50 },
+      timeoutMs: 15_000,
+    }
+  )
   t.ok(body.closed, 'cut off')
   t.equal(body.status, 408)
   t.equal(errorCode(body), 'request_timeout')
   // A body cut short that the client neither finishes nor closes.
-  const stalled = await rawRequest(slow.port, head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'content-length': 100 }) + '{"name":', { timeoutMs: 15_000 })
+  const stalled = await rawRequest(
+    slow.port,
+    head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'content-length': 100 }) +
+      '{"name":',
+    { timeoutMs: 15_000 }
+  )
   t.ok(stalled.closed, 'cut off')
   t.equal(stalled.status, 408)
   t.equal(errorCode(stalled), 'request_timeout')
@@ -307,12 +433,27 @@ t.test('slow clients are cut off by the header and request timeouts', async (t) 
 })
 
 t.test('on close, a request still in flight after STUDIO_SHUTDOWN_TIMEOUT_MS is cut off', async (t) => {
-  const short = await startTestServer(t, { STUDIO_SHUTDOWN_TIMEOUT_MS: '300', STUDIO_REQUEST_TIMEOUT_MS: '600000', STUDIO_HEADERS_TIMEOUT_MS: '600000' }, sameDb)
+  const short = await startTestServer(
+    t,
+    { STUDIO_SHUTDOWN_TIMEOUT_MS: '300', STUDIO_REQUEST_TIMEOUT_MS: '600000', STUDIO_HEADERS_TIMEOUT_MS: '600000' },
+    sameDb
+  )
   // A body that never ends keeps its request in flight.
-  const hanging = rawRequest(short.port, head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'content-length': 100 }) + '{', { timeoutMs: 20_000 })
+  const hanging = rawRequest(
+    short.port,
+    head('POST', '/api/v1/leads', { authorization: auth, 'content-type': 'application/json', 'content-length': 100 }) +
+      '{',
+    { timeoutMs: 20_000 }
+  )
   await new Promise((r) => setTimeout(r, 100))
-  const closed = await Promise.race([short.close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open after 15 s'), 15_000))])
+  const closed = await Promise.race([
+    short.close().then(() => 'closed'),
+    new Promise((r) => setTimeout(() => r('still open after 15 s'), 15_000)),
+  ])
   t.equal(closed, 'closed', 'close() does not wait for the request forever')
   t.ok((await hanging).closed, 'the connection was cut')
-  t.ok(short.log.lines.some((l) => /shutdown timeout/.test(l)), 'and that was logged')
+  t.ok(
+    short.log.lines.some((l) => /shutdown timeout/.test(l)),
+    'and that was logged'
+  )
 })

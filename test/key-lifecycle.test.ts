@@ -6,7 +6,9 @@ import { issuedKeys, startTestServer } from './helpers.js'
 const HOUR = 3600_000
 let offset = 0
 const s = await startTestServer(t, {}, { clock: () => Date.now() + offset })
-const dbEnv: Record<string, string> = s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR }
+const dbEnv: Record<string, string> = s.config.DATABASE_URL
+  ? { DATABASE_URL: s.config.DATABASE_URL }
+  : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR }
 
 // The CLI's run(), in this process, against the running server's database, as an operator would use it.
 async function cli(args: string[]) {
@@ -40,7 +42,7 @@ const prefixOf = (key: string) => key.split('_')[1]
 const listed = async (prefix: string) => {
   const { out } = await cli(['keys', 'list'])
   const header = out[0].split('\t')
-  const row = out.find((l) => l.startsWith(prefix + '\t'))!.split('\t')
+  const row = out.find((l) => l.startsWith(`${prefix}\t`))!.split('\t')
   return Object.fromEntries(header.map((h, i) => [h, row[i]]))
 }
 
@@ -55,7 +57,8 @@ t.test('durations', async (t) => {
   t.equal(parseDuration('90d'), 90 * 86_400)
   t.equal(parseDuration('0'), 0)
   t.equal(parseDuration('0s'), 0)
-  for (const bad of ['', '90', 'd', '1.5h', '-1d', '5w', '1 h', '1H', '99999999999d', '36501d']) t.equal(parseDuration(bad), null, bad)
+  for (const bad of ['', '90', 'd', '1.5h', '-1d', '5w', '1 h', '1H', '99999999999d', '36501d'])
+    t.equal(parseDuration(bad), null, bad)
 })
 
 t.test('bad lifecycle arguments: a usage line and exit code 2', async (t) => {
@@ -162,14 +165,23 @@ t.test('keys list never shows a secret', async (t) => {
 
 t.test('--help tells of the lifecycle commands', async (t) => {
   const { out } = await cli(['--help'])
-  for (const word of ['keys rotate PREFIX [--grace D] [--expires-in D]', '--expires-in', 'default 24h', 'healthcheck', '90d, 24h']) t.match(out.join('\n'), word)
+  for (const word of [
+    'keys rotate PREFIX [--grace D] [--expires-in D]',
+    '--expires-in',
+    'default 24h',
+    'healthcheck',
+    '90d, 24h',
+  ])
+    t.match(out.join('\n'), word)
 })
 
 t.test('the README CLI table has every form of the usage line', async (t) => {
   const { readFileSync } = await import('node:fs')
   const { USAGE } = await import('../src/cli/cli.js')
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
-  const forms = USAGE.replace(/^usage: studio \[/, '').replace(/\] \[--help\]$/, '').split(' | ')
+  const forms = USAGE.replace(/^usage: studio \[/, '')
+    .replace(/\] \[--help\]$/, '')
+    .split(' | ')
   t.ok(forms.length >= 10)
   for (const form of forms) t.match(readme, `| \`${form}\` |`, form)
 })

@@ -61,7 +61,8 @@ t.test('301 requests with one key', async (t) => {
     const rl = r.headers.get('ratelimit')!
     const m = /^"default";r=(\d+);t=(\d+)$/.exec(rl)
     if (!m || Number(m[1]) !== 300 - i) t.fail(`request ${i}: RateLimit ${rl}`)
-    if (r.headers.get('ratelimit-policy') !== '"default";q=300;w=60') t.fail(`policy ${r.headers.get('ratelimit-policy')}`)
+    if (r.headers.get('ratelimit-policy') !== '"default";q=300;w=60')
+      t.fail(`policy ${r.headers.get('ratelimit-policy')}`)
     await r.arrayBuffer()
   }
   const r = await s.fetch('/api/v1/me', { key })
@@ -106,6 +107,14 @@ t.test('failed authentications are limited per client address', async (t) => {
   t.equal(((await r.json()) as any).error.code, 'rate_limited')
   t.match(r.headers.get('retry-after'), /^\d+$/)
   t.equal((await s.fetch('/healthz')).status, 200)
-  t.equal((await s.fetch('/api/v1/me', { key: known })).status, 200, 'a key already verified still works from that address')
-  t.equal((await s.fetch('/api/v1/me', { headers: { authorization: `Bearer ${known.slice(0, -3)}abc` } })).status, 429, 'a wrong key is still refused')
+  t.equal(
+    (await s.fetch('/api/v1/me', { key: known })).status,
+    200,
+    'a key already verified still works from that address'
+  )
+  t.equal(
+    (await s.fetch('/api/v1/me', { headers: { authorization: `Bearer ${known.slice(0, -3)}abc` } })).status,
+    429,
+    'a wrong key is still refused'
+  )
 })

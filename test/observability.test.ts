@@ -5,7 +5,9 @@ import { issuedKeys, logLines, startTestServer } from './helpers.js'
 const s = await startTestServer(t, { STUDIO_METRICS_PORT: '0' })
 const key = await s.key({ email: 'ops@example.com' })
 const [, prefix] = key.split('_')
-const [{ account_id: accountId }] = await s.db.sql<{ account_id: string }[]>`select account_id from api_keys where prefix = ${prefix}`
+const [{ account_id: accountId }] = await s.db.sql<
+  { account_id: string }[]
+>`select account_id from api_keys where prefix = ${prefix}`
 
 type Line = Record<string, unknown>
 const requestLines = () => s.log.lines.map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'request')
@@ -22,14 +24,40 @@ async function lineFor(id: string): Promise<Line> {
 }
 
 const FIELDS = ['time', 'level', 'msg', 'id', 'method', 'route', 'status', 'ms', 'key_prefix', 'account_id']
-const lead = { name: 'Sensitive Name', email: 'lead-secret@example.com', service: 'svc', message: 'a very private message', company: 'Hush Corp' }
+const lead = {
+  name: 'Sensitive Name',
+  email: 'lead-secret@example.com',
+  service: 'svc',
+  message: 'a very private message',
+  company: 'Hush Corp',
+}
 
 t.test('one JSON line per request: its shape', async (t) => {
   const cases: [string, string, RequestInit & { key?: string; json?: unknown }, Line][] = [
-    ['me', '/api/v1/me', { key }, { method: 'GET', route: '/api/v1/me', status: 200, key_prefix: prefix, account_id: accountId }],
-    ['lead', '/api/v1/leads', { method: 'POST', key, json: lead }, { method: 'POST', route: '/api/v1/leads', status: 201, key_prefix: prefix, account_id: accountId }],
-    ['invalid', '/api/v1/leads', { method: 'POST', key, json: { ...lead, email: 'nope' } }, { route: '/api/v1/leads', status: 422, key_prefix: prefix }],
-    ['unauthorized', '/api/v1/me', { key: key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a') }, { route: '/api/v1/me', status: 401, key_prefix: null, account_id: null }],
+    [
+      'me',
+      '/api/v1/me',
+      { key },
+      { method: 'GET', route: '/api/v1/me', status: 200, key_prefix: prefix, account_id: accountId },
+    ],
+    [
+      'lead',
+      '/api/v1/leads',
+      { method: 'POST', key, json: lead },
+      { method: 'POST', route: '/api/v1/leads', status: 201, key_prefix: prefix, account_id: accountId },
+    ],
+    [
+      'invalid',
+      '/api/v1/leads',
+      { method: 'POST', key, json: { ...lead, email: 'nope' } },
+      { route: '/api/v1/leads', status: 422, key_prefix: prefix },
+    ],
+    [
+      'unauthorized',
+      '/api/v1/me',
+      { key: key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a') },
+      { route: '/api/v1/me', status: 401, key_prefix: null, account_id: null },
+    ],
     ['not found', `/api/v1/nope?token=${key}`, { key }, { method: 'GET', route: null, status: 404, key_prefix: null }],
     ['not allowed', '/api/v1/me', { method: 'DELETE', key }, { method: 'DELETE', route: null, status: 405 }],
     ['health', '/healthz', {}, { route: '/healthz', status: 200, key_prefix: null, account_id: null }],
@@ -103,7 +131,8 @@ t.test('GET /metrics on its own listener', async (t) => {
 
   const before = (await scrape(t)).samples
   const served = value(before, 'studio_http_requests_total', { route: '/api/v1/me', status: '200' }) ?? 0
-  for (let i = 0; i < 3; i++) await (await s.fetch('/api/v1/me', { key, headers: { 'x-request-id': `ops-metrics-${i}` } })).arrayBuffer()
+  for (let i = 0; i < 3; i++)
+    await (await s.fetch('/api/v1/me', { key, headers: { 'x-request-id': `ops-metrics-${i}` } })).arrayBuffer()
   await lineFor('ops-metrics-2')
   s.metrics.upstream('ok', 0.3)
   s.metrics.upstream('timeout', 120)
@@ -115,11 +144,20 @@ t.test('GET /metrics on its own listener', async (t) => {
   t.equal(value(samples, 'studio_http_requests_total', { route: '/api/v1/me', status: '200' }), served + 3)
   t.ok(value(samples, 'studio_http_requests_total', { route: '/api/v1/leads', status: '201' })! >= 1)
   t.ok(value(samples, 'studio_http_requests_total', { route: 'unmatched', status: '404' })! >= 1)
-  t.notOk(samples.some((x) => x.labels.route?.includes('nope')), 'routes are patterns, not raw paths')
+  t.notOk(
+    samples.some((x) => x.labels.route?.includes('nope')),
+    'routes are patterns, not raw paths'
+  )
 
-  const buckets = samples.filter((x) => x.name === 'studio_http_request_duration_seconds_bucket' && x.labels.route === '/api/v1/me')
+  const buckets = samples.filter(
+    (x) => x.name === 'studio_http_request_duration_seconds_bucket' && x.labels.route === '/api/v1/me'
+  )
   t.equal(buckets.at(-1)!.labels.le, '+Inf')
-  t.same(buckets.map((b) => b.value), [...buckets.map((b) => b.value)].sort((a, b) => a - b), 'cumulative buckets')
+  t.same(
+    buckets.map((b) => b.value),
+    [...buckets.map((b) => b.value)].sort((a, b) => a - b),
+    'cumulative buckets'
+  )
   t.equal(buckets.at(-1)!.value, value(samples, 'studio_http_request_duration_seconds_count', { route: '/api/v1/me' }))
   t.ok(value(samples, 'studio_http_request_duration_seconds_sum', { route: '/api/v1/me' })! > 0)
 
@@ -133,21 +171,23 @@ t.test('GET /metrics on its own listener', async (t) => {
 
   t.equal(value(samples, 'studio_http_requests_in_flight'), 0)
   t.equal(value(samples, 'studio_db_pool_max_connections'), s.db.mode === 'external' ? 20 : 4)
-  for (const name of ['process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'process_start_time_seconds']) {
+  for (const name of [
+    'process_resident_memory_bytes',
+    'nodejs_heap_size_used_bytes',
+    'nodejs_heap_size_total_bytes',
+    'process_start_time_seconds',
+  ]) {
     t.ok(value(samples, name)! > 0, name)
   }
-  t.same(
-    Object.fromEntries([...types].filter(([n]) => n.startsWith('studio_'))),
-    {
-      studio_http_requests_total: 'counter',
-      studio_http_request_duration_seconds: 'histogram',
-      studio_http_requests_in_flight: 'gauge',
-      studio_upstream_requests_total: 'counter',
-      studio_upstream_duration_seconds: 'histogram',
-      studio_refused_total: 'counter',
-      studio_db_pool_max_connections: 'gauge',
-    }
-  )
+  t.same(Object.fromEntries([...types].filter(([n]) => n.startsWith('studio_'))), {
+    studio_http_requests_total: 'counter',
+    studio_http_request_duration_seconds: 'histogram',
+    studio_http_requests_in_flight: 'gauge',
+    studio_upstream_requests_total: 'counter',
+    studio_upstream_duration_seconds: 'histogram',
+    studio_refused_total: 'counter',
+    studio_db_pool_max_connections: 'gauge',
+  })
 })
 
 t.test('the metrics listener answers other paths and methods with the Error body', async (t) => {
@@ -161,7 +201,16 @@ t.test('the metrics listener answers other paths and methods with the Error body
 })
 
 t.test('no metrics listener unless STUDIO_METRICS_PORT is set', async (t) => {
-  const other = await startTestServer(t, {}, { dbEnv: s.db.mode === 'external' ? { DATABASE_URL: s.config.DATABASE_URL! } : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR } })
+  const other = await startTestServer(
+    t,
+    {},
+    {
+      dbEnv:
+        s.db.mode === 'external'
+          ? { DATABASE_URL: s.config.DATABASE_URL! }
+          : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR },
+    }
+  )
   t.equal(other.metricsUrl, undefined)
 })
 
@@ -183,7 +232,16 @@ t.test('studio healthcheck asks GET /healthz of the server at HOST:PORT', async 
   const io = { out: () => {}, err: (l: string) => err.push(l) }
   t.equal(await run(['healthcheck'], { HOST: '127.0.0.1', PORT: String(s.port) }, io), 0)
   t.same(err, [])
-  const closed = await startTestServer(t, {}, { dbEnv: s.db.mode === 'external' ? { DATABASE_URL: s.config.DATABASE_URL! } : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR } })
+  const closed = await startTestServer(
+    t,
+    {},
+    {
+      dbEnv:
+        s.db.mode === 'external'
+          ? { DATABASE_URL: s.config.DATABASE_URL! }
+          : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR },
+    }
+  )
   await closed.close()
   t.equal(await run(['healthcheck'], { HOST: '127.0.0.1', PORT: String(closed.port) }, io), 1, 'nothing listening: 1')
   t.match(err[0], /^studio: unhealthy: http:\/\/127\.0\.0\.1:\d+\/healthz/)

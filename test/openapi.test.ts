@@ -24,7 +24,11 @@ t.test('the document is served, behind a key', async (t) => {
   t.equal(doc.openapi, '3.1.0')
   t.equal(doc.info.version, '1.0.0')
   t.same(doc.servers, [{ url: '/api/v1' }])
-  t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: doc.components.securitySchemes.bearerAuth.description })
+  t.same(doc.components.securitySchemes.bearerAuth, {
+    type: 'http',
+    scheme: 'bearer',
+    description: doc.components.securitySchemes.bearerAuth.description,
+  })
   t.equal((await s.fetch('/api/v1/openapi.json')).status, 401)
 })
 
@@ -34,7 +38,11 @@ t.test('it carries the constraints of the validating schemas', async (t) => {
   t.equal(lead.additionalProperties, false)
   t.equal(lead.properties.name.maxLength, 200)
   t.equal(lead.properties.email.format, 'email')
-  t.ok(doc.paths['/leads'].post.responses['422'].content['application/json'].schema.properties.error.properties.code.enum.includes('invalid_request'))
+  t.ok(
+    doc.paths['/leads'].post.responses['422'].content[
+      'application/json'
+    ].schema.properties.error.properties.code.enum.includes('invalid_request')
+  )
   t.ok(doc.paths['/me'].get.responses['401'])
   t.same(doc.components.schemas.Caller.properties.plan.enum, ['FREE', 'STARTER', 'PRO', 'ENTERPRISE'])
 })
@@ -42,7 +50,9 @@ t.test('it carries the constraints of the validating schemas', async (t) => {
 t.test('redocly lint finds no error', async (t) => {
   const file = join(dir, 'openapi.json')
   writeFileSync(file, text)
-  const out = await run(process.execPath, ['node_modules/@redocly/cli/bin/cli.js', 'lint', file, '--format=json'], { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } }).catch((e) => e)
+  const out = await run(process.execPath, ['node_modules/@redocly/cli/bin/cli.js', 'lint', file, '--format=json'], {
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  }).catch((e) => e)
   const report = JSON.parse(out.stdout)
   const errors = report.problems.filter((p: { severity: string }) => p.severity === 'error')
   t.same(errors, [], 'no errors')
@@ -51,16 +61,22 @@ t.test('redocly lint finds no error', async (t) => {
 
 t.test('the committed typed client is generated from the served document', async (t) => {
   const generated = astToString(await openapiTS(doc, { defaultNonNullable: false }))
-  t.equal(readFileSync(new URL('./generated/studio-api.d.ts', import.meta.url), 'utf8'), generated, 'run `npm run gen:client` after changing a schema')
+  t.equal(
+    readFileSync(new URL('./generated/studio-api.d.ts', import.meta.url), 'utf8'),
+    generated,
+    'run `npm run gen:client` after changing a schema'
+  )
 })
 
 t.test('a typed client works against the live server', async (t) => {
-  const client = createClient<paths>({ baseUrl: s.url + '/api/v1', headers: { authorization: `Bearer ${key}` } })
+  const client = createClient<paths>({ baseUrl: `${s.url}/api/v1`, headers: { authorization: `Bearer ${key}` } })
   const me = await client.GET('/me')
   t.equal(me.response.status, 200)
   t.equal(me.data?.user?.email, 'doc@example.com')
   t.equal(me.data?.user?.name, 'Doc')
-  const lead = await client.POST('/leads', { body: { name: 'N', email: 'n@example.com', service: 's', message: 'm', utm: { campaign: 'c' } } })
+  const lead = await client.POST('/leads', {
+    body: { name: 'N', email: 'n@example.com', service: 's', message: 'm', utm: { campaign: 'c' } },
+  })
   t.equal(lead.response.status, 201)
   t.match(lead.data?.id, /^[0-9a-f-]{36}$/)
   const bad = await client.POST('/leads', { body: { name: 'N', email: 'nope', service: 's', message: 'm' } })

@@ -10,7 +10,9 @@ import type { Teardown } from './helpers.js'
 // the machine's shared one. As root, its binaries run as the postgres user (initdb refuses root).
 
 const exec = promisify(execFile)
-const BIN = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((d) => existsSync(join(d, 'pg_ctl')))
+const BIN = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((d) =>
+  existsSync(join(d, 'pg_ctl'))
+)
 export const havePostgres = BIN !== undefined
 
 export interface PrivatePostgres {
@@ -36,18 +38,29 @@ async function freePort(): Promise<number> {
 export async function privatePostgres(t: Teardown): Promise<PrivatePostgres> {
   if (!BIN) throw new Error('no PostgreSQL binaries')
   const root = process.getuid?.() === 0
-  const run = (cmd: string, args: string[]) => (root ? exec('runuser', ['-u', 'postgres', '--', join(BIN, cmd), ...args]) : exec(join(BIN, cmd), args))
+  const run = (cmd: string, args: string[]) =>
+    root ? exec('runuser', ['-u', 'postgres', '--', join(BIN, cmd), ...args]) : exec(join(BIN, cmd), args)
   const dir = mkdtempSync(join(tmpdir(), 'studio-pg-'))
-  if (root) chownSync(dir, Number((await exec('id', ['-u', 'postgres'])).stdout), Number((await exec('id', ['-g', 'postgres'])).stdout))
+  if (root)
+    chownSync(
+      dir,
+      Number((await exec('id', ['-u', 'postgres'])).stdout),
+      Number((await exec('id', ['-g', 'postgres'])).stdout)
+    )
   const data = join(dir, 'data')
   await run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'])
   const port = await freePort()
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`
-  const start = async () => void (await run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']))
-  const stop = async (mode: 'fast' | 'immediate' = 'fast') => void (await run('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']))
+  const start = async () =>
+    void (await run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']))
+  const stop = async (mode: 'fast' | 'immediate' = 'fast') =>
+    void (await run('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']))
   const signal = async (sig: 'STOP' | 'CONT') => {
     const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
-    const children = (await exec('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean).map(Number)
+    const children = (await exec('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }))).stdout
+      .split('\n')
+      .filter(Boolean)
+      .map(Number)
     for (const pid of [postmaster, ...children]) process.kill(pid, `SIG${sig}`)
   }
   await start()

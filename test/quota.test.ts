@@ -6,7 +6,11 @@ import { spawnServer, startTestServer, testDatabase } from './helpers.js'
 const dbEnv = await testDatabase(t)
 const hello = { messages: [{ role: 'user', content: 'hi' }] }
 const post = (url: string, key: string) =>
-  fetch(`${url}/api/v1/ai/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(hello) })
+  fetch(`${url}/api/v1/ai/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(hello),
+  })
 
 t.test('250 concurrent completions, one FREE account, two server processes: exactly 100 answered', async (t) => {
   const answer = json(200, anthropicMessage())
@@ -15,7 +19,11 @@ t.test('250 concurrent completions, one FREE account, two server processes: exac
   const a = await startTestServer(t, env, { dbEnv })
   const b = await spawnServer(t, { ...dbEnv, ...env })
   const key = await a.key({ email: 'free@example.com' })
-  const results = await Promise.all(Array.from({ length: 250 }, (_, i) => post(i % 2 ? a.url : b.url, key).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))))
+  const results = await Promise.all(
+    Array.from({ length: 250 }, (_, i) =>
+      post(i % 2 ? a.url : b.url, key).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    )
+  )
   const ok = results.filter((r) => r.status === 200)
   const refused = results.filter((r) => r.status === 429)
   t.equal(ok.length, 100)
@@ -36,7 +44,11 @@ t.test('250 concurrent completions, one FREE account, two server processes: exac
 t.test('failed upstream calls consume nothing; a new month starts from zero; plan changes apply at once', async (t) => {
   let now = Date.UTC(2026, 0, 31, 23, 59, 0)
   const upstream = await fakeUpstream(t, json(200, anthropicMessage()))
-  const s = await startTestServer(t, { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url, STUDIO_QUOTA_FREE: '2' }, { dbEnv, clock: () => now, backoff: () => 1 })
+  const s = await startTestServer(
+    t,
+    { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url, STUDIO_QUOTA_FREE: '2' },
+    { dbEnv, clock: () => now, backoff: () => 1 }
+  )
   const key = await s.key({ email: 'month@example.com' })
   const quota = async () => ((await (await s.fetch('/api/v1/me', { key })).json()) as any).quota
 
@@ -57,7 +69,11 @@ t.test('failed upstream calls consume nothing; a new month starts from zero; pla
   t.same(((await over.json()) as any).error.details, { limit: 2, used: 2, resets_at: '2026-02-01T00:00:00.000Z' })
 
   const out: string[] = []
-  const code = await run(['plan', 'set', '--email', 'month@example.com', 'STARTER'], { ...dbEnv }, { out: (l) => out.push(l), err: (l) => out.push(l) })
+  const code = await run(
+    ['plan', 'set', '--email', 'month@example.com', 'STARTER'],
+    { ...dbEnv },
+    { out: (l) => out.push(l), err: (l) => out.push(l) }
+  )
   t.equal(code, 0, out.join('\n'))
   t.equal((await post(s.url, key)).status, 200, 'the new plan applies to the next request')
   t.match(await quota(), { limit: 5000, used: 3 })
@@ -65,16 +81,31 @@ t.test('failed upstream calls consume nothing; a new month starts from zero; pla
   t.equal((await post(s.url, key)).status, 429)
 
   now = Date.UTC(2026, 1, 1, 0, 0, 0)
-  t.same(await quota(), { limit: 2, used: 0, remaining: 2, resets_at: '2026-03-01T00:00:00.000Z' }, 'February starts from zero')
+  t.same(
+    await quota(),
+    { limit: 2, used: 0, remaining: 2, resets_at: '2026-03-01T00:00:00.000Z' },
+    'February starts from zero'
+  )
   t.equal((await post(s.url, key)).status, 200)
   t.equal((await quota()).used, 1)
-  const rows = await s.db.sql`select month::text, used from quota_usage q join users u on u.account_id = q.account_id where u.email = 'month@example.com' order by month`
-  t.same(rows.map((r) => [r.month, r.used]), [['2026-01-01', 3], ['2026-02-01', 1]])
+  const rows = await s.db
+    .sql`select month::text, used from quota_usage q join users u on u.account_id = q.account_id where u.email = 'month@example.com' order by month`
+  t.same(
+    rows.map((r) => [r.month, r.used]),
+    [
+      ['2026-01-01', 3],
+      ['2026-02-01', 1],
+    ]
+  )
 })
 
 t.test('ENTERPRISE is unlimited by default, and still counted', async (t) => {
   const upstream = await fakeUpstream(t, json(200, anthropicMessage()))
-  const s = await startTestServer(t, { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url, STUDIO_QUOTA_FREE: '0' }, { dbEnv })
+  const s = await startTestServer(
+    t,
+    { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url, STUDIO_QUOTA_FREE: '0' },
+    { dbEnv }
+  )
   const ent = await s.key({ plan: 'ENTERPRISE' })
   for (let i = 0; i < 3; i++) t.equal((await post(s.url, ent)).status, 200)
   const me = (await (await s.fetch('/api/v1/me', { key: ent })).json()) as any

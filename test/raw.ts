@@ -22,7 +22,11 @@ export interface RawOptions {
   timeoutMs?: number
 }
 
-export function rawRequest(port: number, data: string | Buffer | (string | Buffer)[], opts: RawOptions = {}): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  data: string | Buffer | (string | Buffer)[],
+  opts: RawOptions = {}
+): Promise<RawResponse> {
   const { timeoutMs = 10_000 } = opts
   return new Promise((resolve) => {
     const socket: Socket = connect(port, '127.0.0.1')
@@ -87,6 +91,7 @@ export const head = (method: string, path: string, headers: Record<string, strin
 export function errorCode(r: { status: number; headers: Record<string, string>; body: string }): string {
   if (r.headers['content-type'] !== 'application/json') throw new Error(`not JSON: ${JSON.stringify(r).slice(0, 300)}`)
   const body = JSON.parse(r.body) as { error?: { code?: unknown; message?: unknown } }
-  if (typeof body.error?.code !== 'string' || typeof body.error.message !== 'string') throw new Error(`not an Error body: ${r.body.slice(0, 300)}`)
+  if (typeof body.error?.code !== 'string' || typeof body.error.message !== 'string')
+    throw new Error(`not an Error body: ${r.body.slice(0, 300)}`)
   return body.error.code
 }

@@ -22,9 +22,12 @@ const wrongSecretFor = (prefix: string) => {
 function timed(key: string): Promise<{ status: number; ms: number }> {
   return new Promise((ok, fail) => {
     const started = performance.now()
-    const req = request({ host: '127.0.0.1', port: s.port, path: '/api/v1/me', agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
-      res.resume().on('end', () => ok({ status: res.statusCode!, ms: performance.now() - started }))
-    })
+    const req = request(
+      { host: '127.0.0.1', port: s.port, path: '/api/v1/me', agent, headers: { authorization: `Bearer ${key}` } },
+      (res) => {
+        res.resume().on('end', () => ok({ status: res.statusCode!, ms: performance.now() - started }))
+      }
+    )
     req.on('error', fail).end()
   })
 }
@@ -51,11 +54,15 @@ t.test('the timing of a 401 does not tell whether the prefix exists', async (t) 
   }
   t.same([...statuses], [401])
   const [ma, mb] = [median(a), median(b)]
-  t.comment(`repeated: unknown prefix ${ma.toFixed(3)} ms, known prefix with a wrong secret ${mb.toFixed(3)} ms (medians)`)
+  t.comment(
+    `repeated: unknown prefix ${ma.toFixed(3)} ms, known prefix with a wrong secret ${mb.toFixed(3)} ms (medians)`
+  )
   t.ok(Math.max(ma, mb) / Math.min(ma, mb) < 2, 'medians within a factor of 2')
 
   // First sight: prefixes the server has not seen yet, that exist or do not (each costs one database read).
-  const fresh = await Promise.all(Array.from({ length: 40 }, (_, i) => issueKey(sql, { email: `fresh${i}@example.com` })))
+  const fresh = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => issueKey(sql, { email: `fresh${i}@example.com` }))
+  )
   const c: number[] = []
   const d: number[] = []
   for (const k of fresh) {
@@ -66,7 +73,9 @@ t.test('the timing of a 401 does not tell whether the prefix exists', async (t) 
     d.push(w.ms)
   }
   const [mc, md] = [median(c), median(d)]
-  t.comment(`first sight: unknown prefix ${mc.toFixed(3)} ms, known prefix with a wrong secret ${md.toFixed(3)} ms (medians)`)
+  t.comment(
+    `first sight: unknown prefix ${mc.toFixed(3)} ms, known prefix with a wrong secret ${md.toFixed(3)} ms (medians)`
+  )
   t.ok(Math.max(mc, md) / Math.min(mc, md) < 2, 'medians within a factor of 2')
 })
 
@@ -92,9 +101,15 @@ t.test('no key reaches a log: a varied workload, then every log line is searched
     ['/api/v1/leads', { method: 'POST', key, json: lead }],
     ['/api/v1/leads', { method: 'POST', key, json: lead, headers: { 'idempotency-key': key } }],
     ['/api/v1/leads', { method: 'POST', key, json: lead, headers: { 'idempotency-key': key } }],
-    ['/api/v1/leads', { method: 'POST', key, json: { ...lead, message: 'other' }, headers: { 'idempotency-key': key } }],
+    [
+      '/api/v1/leads',
+      { method: 'POST', key, json: { ...lead, message: 'other' }, headers: { 'idempotency-key': key } },
+    ],
     ['/api/v1/leads', { method: 'POST', key, json: { ...lead, secret: key } }],
-    ['/api/v1/leads', { method: 'POST', key, body: `{"key":"${key}"`, headers: { 'content-type': 'application/json' } }],
+    [
+      '/api/v1/leads',
+      { method: 'POST', key, body: `{"key":"${key}"`, headers: { 'content-type': 'application/json' } },
+    ],
     ['/api/v1/leads', { method: 'POST', key, body: key, headers: { 'content-type': key } }],
     ['/api/v1/me', { method: 'DELETE', key }],
   ]
@@ -114,7 +129,9 @@ t.test('no key reaches a log: a varied workload, then every log line is searched
   const out: string[] = []
   const err: string[] = []
   const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }
-  const env = s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR }
+  const env = s.config.DATABASE_URL
+    ? { DATABASE_URL: s.config.DATABASE_URL }
+    : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR }
   t.equal(await run(['keys', 'create', '--email', 'cli-leak@example.com'], env, io), 0)
   const cliKey = out.at(-1)!
   issuedKeys.push(cliKey)
@@ -125,7 +142,9 @@ t.test('no key reaches a log: a varied workload, then every log line is searched
   // And a CLI process of its own.
   const loader = new URL('../node_modules/@tapjs/typescript/dist/esm/import.mjs', import.meta.url).href
   const main = new URL('../src/main.ts', import.meta.url).pathname
-  const child = await promisify(execFile)(process.execPath, [`--import=${loader}`, main, 'keys', 'list'], { env: { PATH: process.env.PATH, ...env } })
+  const child = await promisify(execFile)(process.execPath, [`--import=${loader}`, main, 'keys', 'list'], {
+    env: { PATH: process.env.PATH, ...env },
+  })
   const logged = [...logLines, ...out, ...err, child.stdout, child.stderr].join('\n')
   t.ok(logLines.length >= 3, `${logLines.length} log lines searched`)
   t.match(logged, /"level":"debug"/, 'debug lines included')

@@ -44,19 +44,38 @@ const key = await withDb((sql) => issueKey(sql, { email: 'term@example.com' }))
 const prefix = key.split('_')[1]
 const lead = { name: 'T', email: 't@example.com', service: 's', message: 'under load' }
 const post = (headers: Record<string, string> = {}) =>
-  fetch(url + '/api/v1/leads', {
+  fetch(`${url}/api/v1/leads`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(lead),
   })
 
 t.test('a varied workload before the load (its log is checked for keys below)', async (t) => {
-  t.equal((await fetch(url + '/api/v1/me', { headers: { authorization: `Bearer ${key}`, 'x-request-id': key } })).status, 200)
-  t.equal((await fetch(url + '/api/v1/me', { headers: { authorization: `Bearer ${generateKey().key}` } })).status, 401)
-  t.equal((await fetch(url + `/api/v1/me?key=${key}`, { headers: { authorization: `Bearer ${key.slice(0, -1)}${key.endsWith("x") ? "y" : "x"}` } })).status, 401)
-  t.equal((await fetch(url + `/api/v1/${key}`)).status, 404)
+  t.equal(
+    (await fetch(`${url}/api/v1/me`, { headers: { authorization: `Bearer ${key}`, 'x-request-id': key } })).status,
+    200
+  )
+  t.equal((await fetch(`${url}/api/v1/me`, { headers: { authorization: `Bearer ${generateKey().key}` } })).status, 401)
+  t.equal(
+    (
+      await fetch(`${url}/api/v1/me?key=${key}`, {
+        headers: { authorization: `Bearer ${key.slice(0, -1)}${key.endsWith('x') ? 'y' : 'x'}` },
+      })
+    ).status,
+    401
+  )
+  t.equal((await fetch(`${url}/api/v1/${key}`)).status, 404)
   t.equal((await post({ 'idempotency-key': key })).status, 201)
-  t.equal((await fetch(url + '/api/v1/leads', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: `{"name":"${key}",` })).status, 422)
+  t.equal(
+    (
+      await fetch(`${url}/api/v1/leads`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: `{"name":"${key}",`,
+      })
+    ).status,
+    422
+  )
 })
 
 t.test('SIGTERM under load: in-flight requests finish, every 201 is stored, exit 0', async (t) => {
@@ -91,8 +110,12 @@ t.test('SIGTERM under load: in-flight requests finish, every 201 is stored, exit
   t.comment(`${ok} answered 201, ${refused} refused`)
   t.ok(refused > 0, 'requests after SIGTERM were refused')
   const stored = await withDb(async (sql) => {
-    const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from leads where message = 'under load' and idempotency_key is null`
-    const [{ last_used_at }] = await sql<{ last_used_at: Date | null }[]>`select last_used_at from api_keys where prefix = ${prefix}`
+    const [{ n }] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from leads where message = 'under load' and idempotency_key is null`
+    const [{ last_used_at }] = await sql<
+      { last_used_at: Date | null }[]
+    >`select last_used_at from api_keys where prefix = ${prefix}`
     return { n, lastUsed: last_used_at }
   })
   t.equal(stored.n, ok, 'the count of 201s equals the rows stored')

@@ -7,11 +7,20 @@ async function cli(env: Record<string, string>, args: string[]) {
   const out: string[] = []
   const err: string[] = []
   const code = await run(args, env, { out: (l) => out.push(l), err: (l) => err.push(l) })
-  return { code, out, err, rows: out.slice(1).map((l) => Object.fromEntries(out[0].split('\t').map((h, i) => [h, l.split('\t')[i]]))) }
+  return {
+    code,
+    out,
+    err,
+    rows: out.slice(1).map((l) => Object.fromEntries(out[0].split('\t').map((h, i) => [h, l.split('\t')[i]]))),
+  }
 }
 
 t.test('usage months', async (t) => {
-  t.same(usageMonth(Date.UTC(2026, 0, 31, 23, 59)), { month: '2026-01-01', start: new Date('2026-01-01T00:00:00Z'), end: new Date('2026-02-01T00:00:00Z') })
+  t.same(usageMonth(Date.UTC(2026, 0, 31, 23, 59)), {
+    month: '2026-01-01',
+    start: new Date('2026-01-01T00:00:00Z'),
+    end: new Date('2026-02-01T00:00:00Z'),
+  })
   t.same(usageMonth('2025-12')?.end, new Date('2026-01-01T00:00:00Z'))
   for (const bad of ['2025-13', '2025-1', '25-01', '2025-01-01', '']) t.equal(usageMonth(bad), null, bad)
 })
@@ -21,7 +30,8 @@ t.test('studio usage: per account, this month', async (t) => {
   const db = await openTestDatabase(t, dbEnv)
   const sql = db.sql
   const accountOf = async (key: string) =>
-    (await sql<{ account_id: string }[]>`select account_id from api_keys where prefix = ${key.split('_')[1]}`)[0].account_id
+    (await sql<{ account_id: string }[]>`select account_id from api_keys where prefix = ${key.split('_')[1]}`)[0]
+      .account_id
   const free = await issueKey(sql, { email: 'free@example.com' })
   const pro = await issueKey(sql, { email: 'pro@example.com', plan: 'PRO' })
   const big = await issueKey(sql, { plan: 'ENTERPRISE' })
@@ -52,19 +62,59 @@ t.test('studio usage: per account, this month', async (t) => {
   t.equal(code, 0, out.join('\n'))
   const row = (id: string) => rows.find((r) => r.ACCOUNT === id)
   t.same(row(freeId), {
-    ACCOUNT: freeId, PLAN: 'FREE', USER: 'free@example.com', COMPLETIONS: '2', FAILED: '1', INPUT_TOKENS: '11',
-    OUTPUT_TOKENS: '22', QUOTA_USED: '2', QUOTA_LIMIT: '100', QUOTA_LEFT: '98',
+    ACCOUNT: freeId,
+    PLAN: 'FREE',
+    USER: 'free@example.com',
+    COMPLETIONS: '2',
+    FAILED: '1',
+    INPUT_TOKENS: '11',
+    OUTPUT_TOKENS: '22',
+    QUOTA_USED: '2',
+    QUOTA_LIMIT: '100',
+    QUOTA_LEFT: '98',
   })
-  t.match(row(proId), { PLAN: 'PRO', COMPLETIONS: '3', INPUT_TOKENS: '3000000000', OUTPUT_TOKENS: '21', QUOTA_LIMIT: '50000', QUOTA_LEFT: '49997' })
-  t.match(row(bigId), { PLAN: 'ENTERPRISE', USER: '-', COMPLETIONS: '1', QUOTA_USED: '1', QUOTA_LIMIT: 'unlimited', QUOTA_LEFT: 'unlimited' })
-  t.match(row(idleId), { PLAN: 'STARTER', COMPLETIONS: '0', FAILED: '0', INPUT_TOKENS: '0', QUOTA_USED: '0', QUOTA_LIMIT: '5000', QUOTA_LEFT: '5000' })
+  t.match(row(proId), {
+    PLAN: 'PRO',
+    COMPLETIONS: '3',
+    INPUT_TOKENS: '3000000000',
+    OUTPUT_TOKENS: '21',
+    QUOTA_LIMIT: '50000',
+    QUOTA_LEFT: '49997',
+  })
+  t.match(row(bigId), {
+    PLAN: 'ENTERPRISE',
+    USER: '-',
+    COMPLETIONS: '1',
+    QUOTA_USED: '1',
+    QUOTA_LIMIT: 'unlimited',
+    QUOTA_LEFT: 'unlimited',
+  })
+  t.match(row(idleId), {
+    PLAN: 'STARTER',
+    COMPLETIONS: '0',
+    FAILED: '0',
+    INPUT_TOKENS: '0',
+    QUOTA_USED: '0',
+    QUOTA_LIMIT: '5000',
+    QUOTA_LEFT: '5000',
+  })
 
   const before = await cli(env, ['usage', '--month', previous.slice(0, 7)])
   t.equal(before.code, 0)
-  t.match(before.rows.find((r) => r.ACCOUNT === freeId), { COMPLETIONS: '1', INPUT_TOKENS: '1000', QUOTA_USED: '100', QUOTA_LEFT: '0' })
-  t.match(before.rows.find((r) => r.ACCOUNT === proId), { COMPLETIONS: '0', QUOTA_USED: '0' })
+  t.match(
+    before.rows.find((r) => r.ACCOUNT === freeId),
+    { COMPLETIONS: '1', INPUT_TOKENS: '1000', QUOTA_USED: '100', QUOTA_LEFT: '0' }
+  )
+  t.match(
+    before.rows.find((r) => r.ACCOUNT === proId),
+    { COMPLETIONS: '0', QUOTA_USED: '0' }
+  )
 
-  for (const args of [['usage', '--month', '2026-13'], ['usage', 'extra'], ['usage', '--bogus']]) {
+  for (const args of [
+    ['usage', '--month', '2026-13'],
+    ['usage', 'extra'],
+    ['usage', '--bogus'],
+  ]) {
     const bad = await cli(env, args)
     t.equal(bad.code, 2, args.join(' '))
     t.match(bad.err.at(-1), /^usage: studio /)

@@ -33,21 +33,31 @@ export async function createKey(sql: Sql, input: CreateKeyInput): Promise<Create
         if (input.name !== undefined || input.role !== undefined) {
           await tx`update users set name = coalesce(${input.name ?? null}, name), role = coalesce(${input.role ?? null}, role) where id = ${userId}`
         }
-        if (input.plan) await tx`update accounts set plan = ${input.plan}, updated_at = clock_timestamp() where id = ${accountId}`
+        if (input.plan)
+          await tx`update accounts set plan = ${input.plan}, updated_at = clock_timestamp() where id = ${accountId}`
       } else {
-        ;[{ id: accountId }] = await tx<{ id: string }[]>`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
+        ;[{ id: accountId }] = await tx<
+          { id: string }[]
+        >`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
         ;[{ id: userId }] = await tx<{ id: string }[]>`
           insert into users (account_id, email, name, role)
           values (${accountId}, ${input.email}, ${input.name ?? null}, ${input.role ?? 'owner'}) returning id`
       }
     } else {
-      ;[{ id: accountId }] = await tx<{ id: string }[]>`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
+      ;[{ id: accountId }] = await tx<
+        { id: string }[]
+      >`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
     }
     return insertKey(tx, accountId, userId, input.expiresAt ?? null)
   })
 }
 
-async function insertKey(tx: postgres.TransactionSql, accountId: string, userId: string | null, expiresAt: Date | null): Promise<CreatedKey> {
+async function insertKey(
+  tx: postgres.TransactionSql,
+  accountId: string,
+  userId: string | null,
+  expiresAt: Date | null
+): Promise<CreatedKey> {
   const k = generateKey()
   await tx`
     insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at)
@@ -94,9 +104,16 @@ export interface RotatedKey extends CreatedKey {
 
 // A new key for the old key's account and user. The old key stays valid for `graceSeconds` more (0: not at all);
 // updated_at moves so that every running server drops its cached copy within a poll.
-export async function rotateKey(sql: Sql, prefix: string, graceSeconds: number, expiresAt: Date | null = null): Promise<RotatedKey | null> {
+export async function rotateKey(
+  sql: Sql,
+  prefix: string,
+  graceSeconds: number,
+  expiresAt: Date | null = null
+): Promise<RotatedKey | null> {
   return sql.begin(async (tx) => {
-    const [old] = await tx<{ account_id: string; user_id: string | null; revoked_at: Date | null; email: string | null }[]>`
+    const [old] = await tx<
+      { account_id: string; user_id: string | null; revoked_at: Date | null; email: string | null }[]
+    >`
       select k.account_id, k.user_id, k.revoked_at, u.email
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for update of k`
     if (!old) return null

@@ -48,7 +48,11 @@ export interface KeyStore {
 // api_keys rows changed since its last look and drops their cache entries, so a revocation, rotation or new key
 // reaches every process within `pollMs`; it also tells listeners which accounts changed (a plan set).
 // last_used_at is written in batches.
-export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs = 500, usageFlushMs = 5000 } = {}): KeyStore {
+export function createKeyStore(
+  sql: Sql,
+  log: Logger,
+  { clock = Date.now, pollMs = 500, usageFlushMs = 5000 } = {}
+): KeyStore {
   const cache = new Map<string, CachedKey | null>()
   const used = new Map<string, number>()
   let since: Date | null = null
@@ -78,9 +82,14 @@ export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs
   async function refresh() {
     const [{ now }] = await sql<{ now: Date }[]>`select now()`
     const rows = since
-      ? await sql<{ prefix: string; updated_at: Date }[]>`select prefix, updated_at from api_keys where updated_at > ${since}`
+      ? await sql<
+          { prefix: string; updated_at: Date }[]
+        >`select prefix, updated_at from api_keys where updated_at > ${since}`
       : []
-    const accounts = since && accountListeners.length ? await sql<{ id: string }[]>`select id from accounts where updated_at > ${since}` : []
+    const accounts =
+      since && accountListeners.length
+        ? await sql<{ id: string }[]>`select id from accounts where updated_at > ${since}`
+        : []
     since = new Date(now.getTime() - 5000)
     for (const a of accounts) accountListeners.forEach((fn) => fn(a.id))
     for (const r of rows) {
@@ -121,7 +130,10 @@ export function createKeyStore(sql: Sql, log: Logger, { clock = Date.now, pollMs
       .finally(() => (polling = null))
   }
   const poller = setInterval(tick, pollMs).unref()
-  const flusher = setInterval(() => flushUsage().catch((e) => log.warn('last_used_at flush failed', { err: String(e) })), usageFlushMs).unref()
+  const flusher = setInterval(
+    () => flushUsage().catch((e) => log.warn('last_used_at flush failed', { err: String(e) })),
+    usageFlushMs
+  ).unref()
   tick()
 
   return {

@@ -43,7 +43,10 @@ export interface AccountUsage {
   quota_left: number | null
 }
 
-type Quotas = Pick<Config, 'STUDIO_QUOTA_FREE' | 'STUDIO_QUOTA_STARTER' | 'STUDIO_QUOTA_PRO' | 'STUDIO_QUOTA_ENTERPRISE'>
+type Quotas = Pick<
+  Config,
+  'STUDIO_QUOTA_FREE' | 'STUDIO_QUOTA_STARTER' | 'STUDIO_QUOTA_PRO' | 'STUDIO_QUOTA_ENTERPRISE'
+>
 
 export async function usageByAccount(sql: Sql, month: Month, quotas: Quotas): Promise<AccountUsage[]> {
   type Row = Omit<AccountUsage, 'quota_limit' | 'quota_left'>

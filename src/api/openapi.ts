@@ -22,8 +22,14 @@ const messages: Record<number, string> = {
 
 const retryAfter = { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } }
 const rateHeaders = {
-  RateLimit: { description: 'IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`.', schema: { type: 'string' } },
-  'RateLimit-Policy': { description: 'IETF draft rate-limit policy: `"default";q=<limit>;w=60`.', schema: { type: 'string' } },
+  RateLimit: {
+    description: 'IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`.',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'IETF draft rate-limit policy: `"default";q=<limit>;w=60`.',
+    schema: { type: 'string' },
+  },
 }
 const requestId = { description: 'Identifier of this request in the server logs.', schema: { type: 'string' } }
 

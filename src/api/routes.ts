@@ -59,7 +59,7 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
     const user = row.id ? { id: row.id, email: row.email, name: row.name, role: row.role } : null
     const status = quota.status(row.plan, row.used)
     const json = JSON.stringify({ user, plan: row.plan, quota: status })
-    if (size >= ME_MAX_CACHED) (cache.clear(), (size = 0))
+    if (size >= ME_MAX_CACHED) cache.clear(), (size = 0)
     let entries = cache.get(principal.accountId)
     if (!entries) cache.set(principal.accountId, (entries = new Map()))
     if (!entries.has(who)) size++
@@ -121,13 +121,23 @@ export function leadsRoute(sql: Sql): Route {
         schema: LeadCreated,
         headers: {
           'Idempotent-Replayed': {
-            description: 'Present, `true`, when this answer repeats the one given to an earlier request with the same Idempotency-Key.',
+            description:
+              'Present, `true`, when this answer repeats the one given to an earlier request with the same Idempotency-Key.',
             schema: { type: 'string', enum: ['true'] },
           },
         },
       },
     },
-    errors: ['unauthorized', 'rate_limited', 'invalid_request', 'invalid_json', 'idempotency_key_reused', 'payload_too_large', 'unsupported_media_type', 'service_unavailable'],
+    errors: [
+      'unauthorized',
+      'rate_limited',
+      'invalid_request',
+      'invalid_json',
+      'idempotency_key_reused',
+      'payload_too_large',
+      'unsupported_media_type',
+      'service_unavailable',
+    ],
     async handle({ req, principal, body }) {
       const key = headerOf(req, 'Idempotency-Key', IdempotencyKey)
       if (key === undefined) return created((await insert(principal, body, null, null))[0])
@@ -144,7 +154,10 @@ export function leadsRoute(sql: Sql): Route {
           continue
         }
         if (!hash.equals(prior.request_sha256)) {
-          throw new ApiError('idempotency_key_reused', `This Idempotency-Key was used with another request body in the last ${IDEMPOTENCY_HOURS} hours`)
+          throw new ApiError(
+            'idempotency_key_reused',
+            `This Idempotency-Key was used with another request body in the last ${IDEMPOTENCY_HOURS} hours`
+          )
         }
         return created(prior, true)
       }

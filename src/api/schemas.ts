@@ -13,7 +13,11 @@ export const text = (max: number, min = 0) =>
     v.check((s) => s.isWellFormed(), 'must be well-formed Unicode (no lone surrogates)')
   )
 
-const required = (max: number) => v.pipe(text(max), v.check((s) => s.trim() !== '', 'must not be blank'))
+const required = (max: number) =>
+  v.pipe(
+    text(max),
+    v.check((s) => s.trim() !== '', 'must not be blank')
+  )
 const email = v.pipe(text(254, 1), v.email('must be an email address'))
 
 export const LeadInput = v.pipe(
@@ -56,7 +60,10 @@ export const User = v.object({
 
 export const Quota = v.pipe(
   v.object({
-    limit: v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description('Completions per calendar month (UTC); null when unlimited.')),
+    limit: v.pipe(
+      v.nullable(v.pipe(v.number(), v.integer())),
+      v.description('Completions per calendar month (UTC); null when unlimited.')
+    ),
     used: v.pipe(v.number(), v.integer()),
     remaining: v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description('null when unlimited.')),
     resets_at: v.pipe(v.string(), v.isoTimestamp(), v.description('Start of the next calendar month, UTC.')),
@@ -66,7 +73,10 @@ export const Quota = v.pipe(
 
 export const Caller = v.pipe(
   v.object({
-    user: v.pipe(v.nullable(User), v.description('The user the key belongs to; null for a key issued to the account alone.')),
+    user: v.pipe(
+      v.nullable(User),
+      v.description('The user the key belongs to; null for a key issued to the account alone.')
+    ),
     plan: v.picklist(PLANS),
     quota: Quota,
   }),
@@ -88,10 +98,18 @@ export const CompletionRequest = v.pipe(
       v.minLength(1, 'must hold at least one message'),
       v.maxLength(1000, 'must hold at most 1000 messages')
     ),
-    model: v.optional(v.pipe(v.picklist(['primary', 'fast'], 'must be "primary" or "fast"'), v.description('Model alias.')), 'primary'),
+    model: v.optional(
+      v.pipe(v.picklist(['primary', 'fast'], 'must be "primary" or "fast"'), v.description('Model alias.')),
+      'primary'
+    ),
     system: v.optional(text(1_048_576)),
     max_tokens: v.optional(
-      v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(4096, 'must be at most 4096')),
+      v.pipe(
+        v.number('must be a number'),
+        v.integer('must be an integer'),
+        v.minValue(1, 'must be at least 1'),
+        v.maxValue(4096, 'must be at most 4096')
+      ),
       1024
     ),
     temperature: v.optional(

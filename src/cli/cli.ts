@@ -54,7 +54,7 @@ export interface Io {
   err: (line: string) => void
 }
 
-const stdio: Io = { out: (l) => process.stdout.write(l + '\n'), err: (l) => process.stderr.write(l + '\n') }
+const stdio: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) }
 
 function check<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
   const r = v.safeParse(schema, value)
@@ -66,15 +66,19 @@ const email = v.pipe(v.string(), v.email('must be an email address'))
 
 function duration(text: string, what: string, allowZero: boolean): number {
   const seconds = parseDuration(text)
-  if (seconds === null || (seconds === 0 && !allowZero)) throw new UsageError(`${what}: not a duration like 90d, 24h, 30m or 45s${allowZero ? ' (or 0)' : ''}`)
+  if (seconds === null || (seconds === 0 && !allowZero))
+    throw new UsageError(`${what}: not a duration like 90d, 24h, 30m or 45s${allowZero ? ' (or 0)' : ''}`)
   return seconds
 }
 
-const expiry = (text: string | undefined) => (text === undefined ? undefined : new Date(Date.now() + 1000 * duration(text, '--expires-in', false)))
+const expiry = (text: string | undefined) =>
+  text === undefined ? undefined : new Date(Date.now() + 1000 * duration(text, '--expires-in', false))
 
 function printKey(io: Io, k: CreatedKey, email: string | null | undefined) {
   io.out(`account ${k.accountId} (plan ${k.plan})${k.userId ? `, user ${k.userId} <${email}>` : ', no user'}`)
-  io.out(`key ${k.prefix} created${k.expiresAt ? `, expires ${k.expiresAt.toISOString()}` : ''}; it is shown once, store it now:`)
+  io.out(
+    `key ${k.prefix} created${k.expiresAt ? `, expires ${k.expiresAt.toISOString()}` : ''}; it is shown once, store it now:`
+  )
   io.out(k.key)
 }
 
@@ -86,7 +90,8 @@ function prefixArg(prefix: string) {
 function parse(argv: string[], options: ParseArgsConfig['options'], positionals = 0) {
   try {
     const r = parseArgs({ args: argv, options, allowPositionals: positionals > 0, strict: true })
-    if (r.positionals.length !== positionals) throw new UsageError(`expected ${positionals} argument(s), got ${r.positionals.length}`)
+    if (r.positionals.length !== positionals)
+      throw new UsageError(`expected ${positionals} argument(s), got ${r.positionals.length}`)
     return r as { values: Record<string, string | undefined>; positionals: string[] }
   } catch (e) {
     throw new UsageError((e as Error).message)
@@ -126,8 +131,15 @@ export async function run(argv: string[], env: Record<string, string | undefined
       return problem ? 1 : 0
     }
     if (cmd === 'keys' && sub === 'create') {
-      const { values } = parse(rest, { email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' }, 'expires-in': { type: 'string' } })
-      if (!values.email && (values.name !== undefined || values.role !== undefined)) throw new UsageError('--name and --role need --email')
+      const { values } = parse(rest, {
+        email: { type: 'string' },
+        name: { type: 'string' },
+        role: { type: 'string' },
+        plan: { type: 'string' },
+        'expires-in': { type: 'string' },
+      })
+      if (!values.email && (values.name !== undefined || values.role !== undefined))
+        throw new UsageError('--name and --role need --email')
       if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
       const input = {
         email: values.email === undefined ? undefined : check(email, values.email, '--email'),
@@ -149,7 +161,18 @@ export async function run(argv: string[], env: Record<string, string | undefined
         const iso = (d: Date | null) => (d ? d.toISOString() : '-')
         io.out(['PREFIX', 'ACCOUNT', 'PLAN', 'USER', 'CREATED', 'LAST_USED', 'EXPIRES', 'REVOKED'].join('\t'))
         for (const r of rows) {
-          io.out([r.prefix, r.account_id, r.plan, r.email ?? '-', iso(r.created_at), iso(r.last_used_at), iso(r.expires_at), iso(r.revoked_at)].join('\t'))
+          io.out(
+            [
+              r.prefix,
+              r.account_id,
+              r.plan,
+              r.email ?? '-',
+              iso(r.created_at),
+              iso(r.last_used_at),
+              iso(r.expires_at),
+              iso(r.revoked_at),
+            ].join('\t')
+          )
         }
       })
     }
@@ -162,7 +185,9 @@ export async function run(argv: string[], env: Record<string, string | undefined
         await migrate(sql)
         const k = await rotateKey(sql, prefix, grace, expiresAt)
         if (!k) throw new Error(`no key with prefix ${prefix}`)
-        io.out(`key ${prefix} rotated: ${k.oldExpiresAt > k.now ? `it keeps working until ${k.oldExpiresAt.toISOString()}` : 'it no longer works'}`)
+        io.out(
+          `key ${prefix} rotated: ${k.oldExpiresAt > k.now ? `it keeps working until ${k.oldExpiresAt.toISOString()}` : 'it no longer works'}`
+        )
         printKey(io, k, k.email)
       })
     }
@@ -193,10 +218,36 @@ export async function run(argv: string[], env: Record<string, string | undefined
       if (!month) throw new UsageError('--month: expected YYYY-MM')
       return await withDb(config, async (sql) => {
         await migrate(sql)
-        io.out(['ACCOUNT', 'PLAN', 'USER', 'COMPLETIONS', 'FAILED', 'INPUT_TOKENS', 'OUTPUT_TOKENS', 'QUOTA_USED', 'QUOTA_LIMIT', 'QUOTA_LEFT'].join('\t'))
+        io.out(
+          [
+            'ACCOUNT',
+            'PLAN',
+            'USER',
+            'COMPLETIONS',
+            'FAILED',
+            'INPUT_TOKENS',
+            'OUTPUT_TOKENS',
+            'QUOTA_USED',
+            'QUOTA_LIMIT',
+            'QUOTA_LEFT',
+          ].join('\t')
+        )
         for (const r of await usageByAccount(sql, month, config)) {
           const limit = (n: number | null) => (n === null ? 'unlimited' : String(n))
-          io.out([r.account_id, r.plan, r.email ?? '-', r.completions, r.failed, r.input_tokens, r.output_tokens, r.quota_used, limit(r.quota_limit), limit(r.quota_left)].join('\t'))
+          io.out(
+            [
+              r.account_id,
+              r.plan,
+              r.email ?? '-',
+              r.completions,
+              r.failed,
+              r.input_tokens,
+              r.output_tokens,
+              r.quota_used,
+              limit(r.quota_limit),
+              limit(r.quota_left),
+            ].join('\t')
+          )
         }
       })
     }

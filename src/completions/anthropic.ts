@@ -2,6 +2,7 @@ import { int, splitBase, type Adapter, type CompletionCall, type UpstreamConfig 
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
+// biome-ignore lint/suspicious/noExplicitAny: an upstream JSON body, checked field by field
 type Body = Record<string, any>
 
 export function anthropicAdapter(config: UpstreamConfig): Adapter {
@@ -14,8 +15,13 @@ export function anthropicAdapter(config: UpstreamConfig): Adapter {
   return {
     name: 'anthropic',
     origin,
-    models: { primary: config.STUDIO_MODEL_PRIMARY ?? 'claude-sonnet-4-5', fast: config.STUDIO_MODEL_FAST ?? 'claude-haiku-4-5' },
-    notConfigured: config.ANTHROPIC_API_KEY ? null : 'AI completions are not configured: set ANTHROPIC_API_KEY (or STUDIO_UPSTREAM=openai with OPENAI_BASE_URL)',
+    models: {
+      primary: config.STUDIO_MODEL_PRIMARY ?? 'claude-sonnet-4-5',
+      fast: config.STUDIO_MODEL_FAST ?? 'claude-haiku-4-5',
+    },
+    notConfigured: config.ANTHROPIC_API_KEY
+      ? null
+      : 'AI completions are not configured: set ANTHROPIC_API_KEY (or STUDIO_UPSTREAM=openai with OPENAI_BASE_URL)',
     requestIdHeader: 'request-id',
     request(call: CompletionCall) {
       const body: Body = { model: call.model, max_tokens: call.max_tokens, messages: call.messages }

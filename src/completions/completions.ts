@@ -27,7 +27,10 @@ const serverTiming = {
 export function completionsRoute(deps: CompletionsDeps): Route {
   const { adapter, recorder, log } = deps
   const onAuthFailure = (status: number) =>
-    log.error(`the ${adapter.name} upstream refused our credentials (${status}): check the API key setting`, { upstream: adapter.name, status })
+    log.error(`the ${adapter.name} upstream refused our credentials (${status}): check the API key setting`, {
+      upstream: adapter.name,
+      status,
+    })
   return route({
     method: 'POST',
     path: `${BASE}/ai/completions`,
@@ -35,10 +38,22 @@ export function completionsRoute(deps: CompletionsDeps): Route {
     body: CompletionRequest,
     summary: 'Create a non-streaming language-model completion',
     operationId: 'createCompletion',
-    responses: { 200: { description: 'The completion', schema: CompletionResponse, headers: { 'Server-Timing': serverTiming } } },
+    responses: {
+      200: { description: 'The completion', schema: CompletionResponse, headers: { 'Server-Timing': serverTiming } },
+    },
     errors: [
-      'unauthorized', 'invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'rate_limited',
-      'quota_exceeded', 'upstream_error', 'ai_not_configured', 'upstream_unavailable', 'service_unavailable', 'upstream_timeout',
+      'unauthorized',
+      'invalid_request',
+      'invalid_json',
+      'payload_too_large',
+      'unsupported_media_type',
+      'rate_limited',
+      'quota_exceeded',
+      'upstream_error',
+      'ai_not_configured',
+      'upstream_unavailable',
+      'service_unavailable',
+      'upstream_timeout',
     ],
     async handle({ principal, body, res, started }) {
       const off = notConfigured(adapter)
@@ -73,8 +88,20 @@ export function completionsRoute(deps: CompletionsDeps): Route {
         })
       }
       try {
-        const call = { model: upstreamModel, messages: body.messages, system: body.system, max_tokens: body.max_tokens, temperature: body.temperature }
-        const r = await callUpstream(adapter, call, { dispatcher: deps.dispatcher, timeoutMs: deps.timeoutMs, signal: aborter.signal, onAuthFailure, backoff: deps.backoff })
+        const call = {
+          model: upstreamModel,
+          messages: body.messages,
+          system: body.system,
+          max_tokens: body.max_tokens,
+          temperature: body.temperature,
+        }
+        const r = await callUpstream(adapter, call, {
+          dispatcher: deps.dispatcher,
+          timeoutMs: deps.timeoutMs,
+          signal: aborter.signal,
+          onAuthFailure,
+          backoff: deps.backoff,
+        })
         const upstreamMs = performance.now() - t0
         consumed = true
         record('ok', r.attempts, r.requestId, r.completion.usage)
@@ -83,11 +110,19 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       } catch (e) {
         if (!(e instanceof UpstreamFailure)) throw e
         record(e.outcome, e.attempts, e.requestId)
-        log.warn('upstream call failed', { upstream: adapter.name, outcome: e.outcome, attempts: e.attempts, upstream_request_id: e.requestId })
+        log.warn('upstream call failed', {
+          upstream: adapter.name,
+          outcome: e.outcome,
+          attempts: e.attempts,
+          upstream_request_id: e.requestId,
+        })
         throw e.api
       } finally {
         res.off('close', onClose)
-        if (!consumed) await deps.quota.release(reservation).catch((e) => log.error('quota unit not given back', { account: principal.accountId }, e))
+        if (!consumed)
+          await deps.quota
+            .release(reservation)
+            .catch((e) => log.error('quota unit not given back', { account: principal.accountId }, e))
       }
     },
   })

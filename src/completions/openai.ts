@@ -1,5 +1,6 @@
 import { int, splitBase, type Adapter, type CompletionCall, type UpstreamConfig } from './upstream.js'
 
+// biome-ignore lint/suspicious/noExplicitAny: an upstream JSON body, checked field by field
 type Body = Record<string, any>
 
 const STOP_REASONS: Record<string, string> = {
@@ -19,10 +20,13 @@ export function openaiAdapter(config: UpstreamConfig): Adapter {
     name: 'openai',
     origin,
     models: { primary: config.STUDIO_MODEL_PRIMARY ?? 'gpt-4.1', fast: config.STUDIO_MODEL_FAST ?? 'gpt-4.1-mini' },
-    notConfigured: config.OPENAI_BASE_URL ? null : 'AI completions are not configured: set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
+    notConfigured: config.OPENAI_BASE_URL
+      ? null
+      : 'AI completions are not configured: set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
     requestIdHeader: 'x-request-id',
     request(call: CompletionCall) {
-      const messages = call.system !== undefined ? [{ role: 'system', content: call.system }, ...call.messages] : call.messages
+      const messages =
+        call.system !== undefined ? [{ role: 'system', content: call.system }, ...call.messages] : call.messages
       const body: Body = { model: call.model, messages, max_tokens: call.max_tokens }
       if (call.temperature !== undefined) body.temperature = call.temperature
       return { path: `${prefix}/chat/completions`, headers, body: JSON.stringify(body) }

@@ -18,8 +18,19 @@ export interface CompletionRecord {
 }
 
 const COLUMNS = [
-  'account_id', 'key_prefix', 'model_alias', 'upstream_model', 'input_tokens', 'output_tokens', 'cache_read_input_tokens',
-  'cache_creation_input_tokens', 'latency_ms', 'attempts', 'outcome', 'upstream_request_id', 'created_at',
+  'account_id',
+  'key_prefix',
+  'model_alias',
+  'upstream_model',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_input_tokens',
+  'cache_creation_input_tokens',
+  'latency_ms',
+  'attempts',
+  'outcome',
+  'upstream_request_id',
+  'created_at',
 ] as const
 
 export interface Recorder {
@@ -30,7 +41,11 @@ export interface Recorder {
 
 // Completion records are written in batches off the response path; a failed batch is kept and retried, and
 // close() writes whatever is left, so a clean shutdown loses nothing.
-export function createRecorder(sql: Sql, log: Logger, { flushMs = 200, batch = 500, maxPending = 100_000 } = {}): Recorder {
+export function createRecorder(
+  sql: Sql,
+  log: Logger,
+  { flushMs = 200, batch = 500, maxPending = 100_000 } = {}
+): Recorder {
   let pending: CompletionRecord[] = []
   let flushing: Promise<void> | null = null
 
@@ -45,7 +60,10 @@ export function createRecorder(sql: Sql, log: Logger, { flushMs = 200, batch = 5
   const flush = (): Promise<void> =>
     (flushing ??= write()
       .catch((e) => {
-        log.warn('completion records not written yet; will retry', { pending: pending.length, err: String((e as Error).message) })
+        log.warn('completion records not written yet; will retry', {
+          pending: pending.length,
+          err: String((e as Error).message),
+        })
         if (pending.length > maxPending) pending = pending.slice(pending.length - maxPending)
         throw e
       })

@@ -66,8 +66,18 @@ export class UpstreamFailure extends Error {
 
 const RETRYABLE_STATUS = (s: number) => s === 429 || s === 529 || s >= 500
 const CONNECTION_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
-  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
 ])
 export const MAX_RETRIES = 2
 const RETRY_AFTER_CAP_S = 10
@@ -130,7 +140,13 @@ export async function callUpstream(adapter: Adapter, call: CompletionCall, opts:
   }
 }
 
-async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, signal: AbortSignal, deadline: { aborted: boolean; at: number }): Promise<Attempted> {
+async function attempts(
+  adapter: Adapter,
+  wire: WireRequest,
+  opts: CallOptions,
+  signal: AbortSignal,
+  deadline: { aborted: boolean; at: number }
+): Promise<Attempted> {
   const retries = opts.retries ?? MAX_RETRIES
   const backoff = opts.backoff ?? jitteredBackoff
   let attempt = 0
@@ -160,40 +176,88 @@ async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, 
         } catch (e) {
           throw new UpstreamFailure(
             new ApiError('upstream_error', `The upstream answered something we cannot read: ${(e as Error).message}`),
-            'upstream_garbage', attempt, requestId
+            'upstream_garbage',
+            attempt,
+            requestId
           )
         }
       }
       const message = adapter.errorMessage(body) ?? `status ${status}`
       if (status === 402 || (status >= 400 && status < 500 && adapter.spendLimit(status, body))) {
-        throw new UpstreamFailure(unavailable('The upstream spend limit or credit is exhausted', 60), 'upstream_spend_limit', attempt, requestId)
+        throw new UpstreamFailure(
+          unavailable('The upstream spend limit or credit is exhausted', 60),
+          'upstream_spend_limit',
+          attempt,
+          requestId
+        )
       }
       if (status === 400 || status === 422) {
         throw new UpstreamFailure(
-          new ApiError('invalid_request', `The model refused the request: ${message}`, { issues: [{ path: '', message }], upstream_status: status }),
-          'upstream_invalid_request', attempt, requestId
+          new ApiError('invalid_request', `The model refused the request: ${message}`, {
+            issues: [{ path: '', message }],
+            upstream_status: status,
+          }),
+          'upstream_invalid_request',
+          attempt,
+          requestId
         )
       }
       if (status === 401 || status === 403) {
         opts.onAuthFailure?.(status)
-        throw new UpstreamFailure(new ApiError('upstream_error', 'The upstream refused our credentials'), 'upstream_auth', attempt, requestId)
+        throw new UpstreamFailure(
+          new ApiError('upstream_error', 'The upstream refused our credentials'),
+          'upstream_auth',
+          attempt,
+          requestId
+        )
       }
       if (!RETRYABLE_STATUS(status)) {
-        throw new UpstreamFailure(new ApiError('upstream_error', `The upstream answered ${status}: ${message}`), 'upstream_error', attempt, requestId)
+        throw new UpstreamFailure(
+          new ApiError('upstream_error', `The upstream answered ${status}: ${message}`),
+          'upstream_error',
+          attempt,
+          requestId
+        )
       }
       retryAfter = parseRetryAfter(res.headers['retry-after'])
-      failure = new UpstreamFailure(unavailable(`The upstream is unavailable (${status}); try again later`, retryAfter), 'upstream_unavailable', attempt, requestId)
+      failure = new UpstreamFailure(
+        unavailable(`The upstream is unavailable (${status}); try again later`, retryAfter),
+        'upstream_unavailable',
+        attempt,
+        requestId
+      )
     } catch (e) {
       if (e instanceof UpstreamFailure) throw e
-      if (opts.signal.aborted) throw new UpstreamFailure(new ApiError('upstream_error', 'The client went away'), 'client_closed', attempt, requestId)
+      if (opts.signal.aborted)
+        throw new UpstreamFailure(
+          new ApiError('upstream_error', 'The client went away'),
+          'client_closed',
+          attempt,
+          requestId
+        )
       if (deadline.aborted) {
-        throw new UpstreamFailure(new ApiError('upstream_timeout', `The upstream did not answer within ${opts.timeoutMs} ms`), 'upstream_timeout', attempt, requestId)
+        throw new UpstreamFailure(
+          new ApiError('upstream_timeout', `The upstream did not answer within ${opts.timeoutMs} ms`),
+          'upstream_timeout',
+          attempt,
+          requestId
+        )
       }
       const code = (e as { code?: string }).code ?? ''
       if (!CONNECTION_CODES.has(code)) {
-        throw new UpstreamFailure(new ApiError('upstream_error', 'The upstream call failed'), 'upstream_error', attempt, requestId)
+        throw new UpstreamFailure(
+          new ApiError('upstream_error', 'The upstream call failed'),
+          'upstream_error',
+          attempt,
+          requestId
+        )
       }
-      failure = new UpstreamFailure(unavailable('The upstream is unreachable; try again later', null), 'upstream_unreachable', attempt, requestId)
+      failure = new UpstreamFailure(
+        unavailable('The upstream is unreachable; try again later', null),
+        'upstream_unreachable',
+        attempt,
+        requestId
+      )
     }
     if (attempt > retries) throw failure
     const wait = backoff(attempt - 1, retryAfter)
@@ -201,22 +265,36 @@ async function attempts(adapter: Adapter, wire: WireRequest, opts: CallOptions, 
     try {
       await sleep(wait, undefined, { signal })
     } catch {
-      if (opts.signal.aborted) throw new UpstreamFailure(new ApiError('upstream_error', 'The client went away'), 'client_closed', attempt)
-      throw new UpstreamFailure(new ApiError('upstream_timeout', `The upstream did not answer within ${opts.timeoutMs} ms`), 'upstream_timeout', attempt)
+      if (opts.signal.aborted)
+        throw new UpstreamFailure(new ApiError('upstream_error', 'The client went away'), 'client_closed', attempt)
+      throw new UpstreamFailure(
+        new ApiError('upstream_timeout', `The upstream did not answer within ${opts.timeoutMs} ms`),
+        'upstream_timeout',
+        attempt
+      )
     }
   }
 }
 
 export function notConfigured(adapter: Adapter): ApiError | null {
-  return adapter.notConfigured ? new ApiError('ai_not_configured', adapter.notConfigured, undefined, { 'retry-after': '3600' }) : null
+  return adapter.notConfigured
+    ? new ApiError('ai_not_configured', adapter.notConfigured, undefined, { 'retry-after': '3600' })
+    : null
 }
 
 export type UpstreamConfig = Pick<
   Config,
-  'STUDIO_UPSTREAM' | 'ANTHROPIC_API_KEY' | 'ANTHROPIC_BASE_URL' | 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'STUDIO_MODEL_PRIMARY' | 'STUDIO_MODEL_FAST'
+  | 'STUDIO_UPSTREAM'
+  | 'ANTHROPIC_API_KEY'
+  | 'ANTHROPIC_BASE_URL'
+  | 'OPENAI_BASE_URL'
+  | 'OPENAI_API_KEY'
+  | 'STUDIO_MODEL_PRIMARY'
+  | 'STUDIO_MODEL_FAST'
 >
 
-export const int = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, 2 ** 31 - 1) : 0)
+export const int = (n: unknown) =>
+  typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, 2 ** 31 - 1) : 0
 
 export function splitBase(url: string): { origin: string; prefix: string } {
   const u = new URL(url)

@@ -69,8 +69,31 @@ export interface AppDeps {
 }
 
 const DB_DOWN = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED',
-  'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'QUERY_DEADLINE', '57P01', '57P02', '57P03', '57014', '53000', '53100', '53200', '53300', '53400', '25006', '08000', '08003', '08006', '08001', '08004',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOENT',
+  'EPIPE',
+  'ETIMEDOUT',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'QUERY_DEADLINE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '57014',
+  '53000',
+  '53100',
+  '53200',
+  '53300',
+  '53400',
+  '25006',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
 ])
 export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
 
@@ -150,7 +173,9 @@ export function createApp(deps: AppDeps) {
     if (e instanceof ApiError) return e
     if (isDatabaseDown(e)) {
       log.warn('database unavailable', { id, err: String((e as Error).message) })
-      return new ApiError('service_unavailable', 'The database is not reachable; try again shortly', undefined, { 'retry-after': '2' })
+      return new ApiError('service_unavailable', 'The database is not reachable; try again shortly', undefined, {
+        'retry-after': '2',
+      })
     }
     log.error('unhandled error', { id, method: req.method, path: req.url?.split('?')[0] }, e)
     return new ApiError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs')
@@ -160,7 +185,10 @@ export function createApp(deps: AppDeps) {
     const started = performance.now()
     if (!server.listening) res.shouldKeepAlive = false
     const incoming = req.headers['x-request-id']
-    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !KEY_LIKE.test(incoming) ? incoming : `${bootId}-${(++seq).toString(36)}`
+    const id =
+      typeof incoming === 'string' && REQUEST_ID.test(incoming) && !KEY_LIKE.test(incoming)
+        ? incoming
+        : `${bootId}-${(++seq).toString(36)}`
     const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
     const ctx = { req, res, id, started, headers } as Ctx
     observe?.(ctx)
@@ -168,16 +196,22 @@ export function createApp(deps: AppDeps) {
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)
     try {
-      if (req.headers.host === undefined && req.httpVersionMinor === 1) throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
+      if (req.headers.host === undefined && req.httpVersionMinor === 1)
+        throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
       const match = router.find(req.method ?? 'GET', path)
-      if (!match) throw new ApiError('not_found', `No route for ${path.length > 200 ? path.slice(0, 200) + '…' : path}`)
+      if (!match) throw new ApiError('not_found', `No route for ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`)
       if ('allow' in match) {
         const allow = match.allow.join(', ')
         if (req.method === 'OPTIONS') {
           res.writeHead(204, headers.concat('allow', allow)).end()
           return
         }
-        throw new ApiError('method_not_allowed', `${req.method} is not allowed here; use ${allow}`, { allow: match.allow }, { allow })
+        throw new ApiError(
+          'method_not_allowed',
+          `${req.method} is not allowed here; use ${allow}`,
+          { allow: match.allow },
+          { allow }
+        )
       }
       const r = match.route
       ctx.route = r.path
@@ -230,7 +264,9 @@ export function createApp(deps: AppDeps) {
     endRaw(socket, new ApiError(code, CLIENT_MESSAGES[code] ?? 'The request is not valid HTTP/1.1'))
   })
   // Node would close a CONNECT (a proxy's method) without a word.
-  server.on('connect', (_req: IncomingMessage, socket: Duplex) => endRaw(socket, new ApiError('bad_request', 'CONNECT is not supported')))
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) =>
+    endRaw(socket, new ApiError('bad_request', 'CONNECT is not supported'))
+  )
 
   return { server, handle }
 }

@@ -41,4 +41,8 @@ export interface Issue {
 }
 
 export const invalid = (issues: Issue[]) =>
-  new ApiError('invalid_request', issues.length === 1 ? `${issues[0].path}: ${issues[0].message}` : `${issues.length} fields are invalid`, { issues })
+  new ApiError(
+    'invalid_request',
+    issues.length === 1 ? `${issues[0].path}: ${issues[0].message}` : `${issues.length} fields are invalid`,
+    { issues }
+  )

@@ -30,7 +30,9 @@ export function hasBody(req: IncomingMessage) {
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const type = req.headers['content-type']
   if (!type || !JSON_TYPE.test(type)) {
-    throw new ApiError('unsupported_media_type', 'Content-Type must be application/json', { received: clip(type ?? null) })
+    throw new ApiError('unsupported_media_type', 'Content-Type must be application/json', {
+      received: clip(type ?? null),
+    })
   }
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) throw tooLarge(limit)
@@ -84,13 +86,17 @@ function checkShape(text: string) {
   for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) {
     const token = m[0]
     if (token === '{' || token === '[') {
-      if (keys.push(null) > MAX_DEPTH) throw new ApiError('invalid_json', `Request body nests deeper than ${MAX_DEPTH} levels`)
+      if (keys.push(null) > MAX_DEPTH)
+        throw new ApiError('invalid_json', `Request body nests deeper than ${MAX_DEPTH} levels`)
     } else if (token === '}' || token === ']') keys.pop()
     else if (m[1] !== undefined) {
       const quoted = token.slice(0, token.length - m[1].length)
       const key: string = quoted.includes('\\') ? JSON.parse(quoted) : quoted.slice(1, -1)
       const seen = (keys[keys.length - 1] ??= new Set())
-      if (seen.has(key)) throw new ApiError('invalid_json', clip(`Request body repeats the key ${JSON.stringify(key)} in one object`), { key: clip(key) })
+      if (seen.has(key))
+        throw new ApiError('invalid_json', clip(`Request body repeats the key ${JSON.stringify(key)} in one object`), {
+          key: clip(key),
+        })
       seen.add(key)
     }
   }
@@ -98,7 +104,7 @@ function checkShape(text: string) {
 
 // Error messages and details quote the caller's input at most this long.
 export const clip = <T extends string | null>(s: T, max = 200): T =>
-  (s !== null && s.length > max ? s.slice(0, max) + '…' : s) as T
+  (s !== null && s.length > max ? `${s.slice(0, max)}…` : s) as T
 
 const tooLarge = (limit: number) =>
   new ApiError('payload_too_large', `Request body is larger than ${limit} bytes`, { limit }, { connection: 'close' })
@@ -114,7 +120,12 @@ export function issuesOf(issues: v.BaseIssue<unknown>[]): Issue[] {
 
 export function validate<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw invalid([{ path: '', message: `must be a JSON object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}` }])
+    throw invalid([
+      {
+        path: '',
+        message: `must be a JSON object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`,
+      },
+    ])
   }
   const result = v.safeParse(schema, input)
   if (!result.success) throw invalid(issuesOf(result.issues))
@@ -122,7 +133,11 @@ export function validate<S extends v.GenericSchema>(schema: S, input: unknown): 
 }
 
 // A request header validated by `schema`, or undefined when absent; sent twice, or refused by the schema → 422.
-export function headerOf<S extends v.GenericSchema<string>>(req: IncomingMessage, name: string, schema: S): v.InferOutput<S> | undefined {
+export function headerOf<S extends v.GenericSchema<string>>(
+  req: IncomingMessage,
+  name: string,
+  schema: S
+): v.InferOutput<S> | undefined {
   const lower = name.toLowerCase()
   if (req.headers[lower] === undefined) return undefined
   const values = req.headersDistinct[lower]!
@@ -143,4 +158,6 @@ export function sendJson(res: ServerResponse, status: number, body: string, comm
 }
 
 export const errorBody = (e: ApiError) =>
-  JSON.stringify({ error: e.details ? { code: e.code, message: e.message, details: e.details } : { code: e.code, message: e.message } })
+  JSON.stringify({
+    error: e.details ? { code: e.code, message: e.message, details: e.details } : { code: e.code, message: e.message },
+  })

@@ -14,7 +14,10 @@ export interface Reservation {
   month: string
 }
 
-type Limits = Pick<Config, 'STUDIO_QUOTA_FREE' | 'STUDIO_QUOTA_STARTER' | 'STUDIO_QUOTA_PRO' | 'STUDIO_QUOTA_ENTERPRISE'>
+type Limits = Pick<
+  Config,
+  'STUDIO_QUOTA_FREE' | 'STUDIO_QUOTA_STARTER' | 'STUDIO_QUOTA_PRO' | 'STUDIO_QUOTA_ENTERPRISE'
+>
 
 export function monthOf(now: number) {
   const d = new Date(now)
@@ -80,9 +83,17 @@ export function createQuota(sql: Sql, config: Limits, clock: () => number = Date
           const query = sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
             select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length},
               ${lim('FREE')}, ${lim('STARTER')}, ${lim('PRO')}, ${lim('ENTERPRISE')})`
-          const [r] = await withTimeout(query, timeoutMs, ([late]) => late?.granted && giveBack(accountId, month, late.granted))
+          const [r] = await withTimeout(
+            query,
+            timeoutMs,
+            ([late]) => late?.granted && giveBack(accountId, month, late.granted)
+          )
           if (r.granted > 0) changed(accountId)
-          batch.forEach((w, i) => (i < r.granted ? w.resolve({ accountId, month }) : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))))
+          batch.forEach((w, i) =>
+            i < r.granted
+              ? w.resolve({ accountId, month })
+              : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))
+          )
         } catch (e) {
           batch.forEach((w) => w.reject(e))
         }
@@ -125,7 +136,12 @@ export function createQuota(sql: Sql, config: Limits, clock: () => number = Date
     month: () => monthOf(clock()),
     status(plan: string, used: number): QuotaStatus {
       const limit = lim(plan)
-      return { limit, used, remaining: limit === null ? null : Math.max(0, limit - used), resets_at: monthOf(clock()).resetsAt.toISOString() }
+      return {
+        limit,
+        used,
+        remaining: limit === null ? null : Math.max(0, limit - used),
+        resets_at: monthOf(clock()).resetsAt.toISOString(),
+      }
     },
   }
 }

@@ -1,12 +1,26 @@
 import * as v from 'valibot'
 
 const int = (min: number, max: number) =>
-  v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.integer(), v.minValue(min), v.maxValue(max))
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, 'must be a whole number'),
+    v.transform(Number),
+    v.integer(),
+    v.minValue(min),
+    v.maxValue(max)
+  )
 const port = int(0, 65535)
 const text = v.pipe(v.string(), v.minLength(1, 'must not be empty'))
 const url = v.pipe(v.string(), v.url('must be a URL'))
 const quota = v.union(
-  [v.pipe(v.string(), v.picklist(['unlimited']), v.transform(() => null)), int(0, 2 ** 31 - 1)],
+  [
+    v.pipe(
+      v.string(),
+      v.picklist(['unlimited']),
+      v.transform(() => null)
+    ),
+    int(0, 2 ** 31 - 1),
+  ],
   'must be a whole number or "unlimited"'
 )
 
@@ -22,26 +36,70 @@ export const settings = {
   DATABASE_URL: { schema: url, doc: 'PostgreSQL connection URL; unset → embedded PostgreSQL in STUDIO_DATA_DIR' },
   STUDIO_DATA_DIR: { schema: text, default: './data', doc: 'where the embedded database and its unix socket live' },
   STUDIO_DB_POOL: { schema: int(1, 100), default: '20', doc: 'connections in the PostgreSQL pool' },
-  STUDIO_DB_TIMEOUT_MS: { schema: int(100, 600_000), default: '1500', doc: 'a query the database has not answered within this long fails its request with 503' },
-  LOG_LEVEL: { schema: v.picklist(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', doc: 'debug, info, warn, error or silent' },
-  STUDIO_BODY_LIMIT: { schema: int(1024, 64 * 1024 * 1024), default: '1048576', doc: 'largest request body in bytes (413 above)' },
-  STUDIO_HEADERS_TIMEOUT_MS: { schema: int(100, 600_000), default: '10000', doc: 'a client must send all request headers within this long (408; at most the request timeout)' },
-  STUDIO_REQUEST_TIMEOUT_MS: { schema: int(100, 3_600_000), default: '30000', doc: 'a client must send the whole request, body included, within this long (408)' },
-  STUDIO_RATE_LIMIT: { schema: int(1, 1_000_000_000), default: '300', doc: 'requests per key in any rolling 60 s window' },
-  STUDIO_AUTH_FAIL_LIMIT: { schema: int(1, 1_000_000), default: '30', doc: 'failed authentications per client address per rolling 60 s' },
+  STUDIO_DB_TIMEOUT_MS: {
+    schema: int(100, 600_000),
+    default: '1500',
+    doc: 'a query the database has not answered within this long fails its request with 503',
+  },
+  LOG_LEVEL: {
+    schema: v.picklist(['debug', 'info', 'warn', 'error', 'silent']),
+    default: 'info',
+    doc: 'debug, info, warn, error or silent',
+  },
+  STUDIO_BODY_LIMIT: {
+    schema: int(1024, 64 * 1024 * 1024),
+    default: '1048576',
+    doc: 'largest request body in bytes (413 above)',
+  },
+  STUDIO_HEADERS_TIMEOUT_MS: {
+    schema: int(100, 600_000),
+    default: '10000',
+    doc: 'a client must send all request headers within this long (408; at most the request timeout)',
+  },
+  STUDIO_REQUEST_TIMEOUT_MS: {
+    schema: int(100, 3_600_000),
+    default: '30000',
+    doc: 'a client must send the whole request, body included, within this long (408)',
+  },
+  STUDIO_RATE_LIMIT: {
+    schema: int(1, 1_000_000_000),
+    default: '300',
+    doc: 'requests per key in any rolling 60 s window',
+  },
+  STUDIO_AUTH_FAIL_LIMIT: {
+    schema: int(1, 1_000_000),
+    default: '30',
+    doc: 'failed authentications per client address per rolling 60 s',
+  },
   STUDIO_QUOTA_FREE: { schema: quota, default: '100', doc: 'completions per calendar month (UTC), plan FREE' },
   STUDIO_QUOTA_STARTER: { schema: quota, default: '5000', doc: 'completions per month, plan STARTER' },
   STUDIO_QUOTA_PRO: { schema: quota, default: '50000', doc: 'completions per month, plan PRO' },
   STUDIO_QUOTA_ENTERPRISE: { schema: quota, default: 'unlimited', doc: 'completions per month, plan ENTERPRISE' },
-  STUDIO_UPSTREAM: { schema: v.picklist(['anthropic', 'openai']), default: 'anthropic', doc: 'upstream adapter: anthropic or openai (any OpenAI-compatible server)' },
+  STUDIO_UPSTREAM: {
+    schema: v.picklist(['anthropic', 'openai']),
+    default: 'anthropic',
+    doc: 'upstream adapter: anthropic or openai (any OpenAI-compatible server)',
+  },
   ANTHROPIC_API_KEY: { schema: text, doc: 'key for the anthropic adapter' },
-  ANTHROPIC_BASE_URL: { schema: url, default: 'https://api.anthropic.com', doc: 'base URL of the Anthropic Messages API' },
+  ANTHROPIC_BASE_URL: {
+    schema: url,
+    default: 'https://api.anthropic.com',
+    doc: 'base URL of the Anthropic Messages API',
+  },
   OPENAI_BASE_URL: { schema: url, doc: 'base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1' },
   OPENAI_API_KEY: { schema: text, doc: 'bearer key for the openai adapter (optional for local servers)' },
   STUDIO_MODEL_PRIMARY: { schema: text, doc: 'upstream model for alias primary (default per adapter)' },
   STUDIO_MODEL_FAST: { schema: text, doc: 'upstream model for alias fast (default per adapter)' },
-  STUDIO_UPSTREAM_TIMEOUT_MS: { schema: int(1, 3_600_000), default: '120000', doc: 'give up on an upstream answer after this long (504)' },
-  STUDIO_SHUTDOWN_TIMEOUT_MS: { schema: int(0, 3_600_000), default: '30000', doc: 'on SIGTERM, how long in-flight requests may finish' },
+  STUDIO_UPSTREAM_TIMEOUT_MS: {
+    schema: int(1, 3_600_000),
+    default: '120000',
+    doc: 'give up on an upstream answer after this long (504)',
+  },
+  STUDIO_SHUTDOWN_TIMEOUT_MS: {
+    schema: int(0, 3_600_000),
+    default: '30000',
+    doc: 'on SIGTERM, how long in-flight requests may finish',
+  },
   STUDIO_METRICS_PORT: { schema: port, doc: 'port of the Prometheus /metrics listener; unset → off' },
   STUDIO_METRICS_HOST: { schema: text, default: '127.0.0.1', doc: 'address of the /metrics listener' },
 } satisfies Record<string, Setting>
@@ -55,7 +113,10 @@ export type Config = {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, reason: string) {
+  constructor(
+    readonly variable: string,
+    reason: string
+  ) {
     super(`${variable}: ${reason}`)
   }
 }

@@ -19,9 +19,10 @@ export function createLogger(level: Level, out: Sink = process.stdout, err: Sink
   const emit = (sink: Sink, lvl: Level, msg: string, fields?: Fields, e?: unknown) => {
     if (levels[lvl] < min) return
     const line: Fields = { time: new Date().toISOString(), level: lvl, msg, ...fields }
-    if (e instanceof Error) line.err = { name: e.name, message: e.message, code: (e as { code?: unknown }).code, stack: e.stack }
+    if (e instanceof Error)
+      line.err = { name: e.name, message: e.message, code: (e as { code?: unknown }).code, stack: e.stack }
     else if (e !== undefined) line.err = String(e)
-    sink.write(JSON.stringify(line) + '\n')
+    sink.write(`${JSON.stringify(line)}\n`)
   }
   return {
     enabled: (lvl) => levels[lvl] >= min,

@@ -11,9 +11,9 @@ import type { Logger } from './log.js'
 type LabelValue = string | number
 const MAX_CHILDREN = 1000
 
-const escape = (s: string) => s.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))
+const escapeLabel = (s: string) => s.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))
 const labelText = (names: readonly string[], values: LabelValue[]) =>
-  names.length ? `{${names.map((n, i) => `${n}="${escape(String(values[i]))}"`).join(',')}}` : ''
+  names.length ? `{${names.map((n, i) => `${n}="${escapeLabel(String(values[i]))}"`).join(',')}}` : ''
 const num = (n: number) => (n === Infinity ? '+Inf' : Number.isNaN(n) ? 'NaN' : String(n))
 
 interface Family {
@@ -27,7 +27,10 @@ class Children<C> {
   private size = 0
   readonly all: [string, C][] = []
 
-  constructor(private names: readonly string[], private make: () => C) {}
+  constructor(
+    private names: readonly string[],
+    private make: () => C
+  ) {}
 
   get(a: LabelValue = '', b: LabelValue = ''): C {
     let inner = this.byFirst.get(a)
@@ -49,7 +52,11 @@ function header(out: string[], name: string, help: string, type: string) {
 
 export class Counter implements Family {
   private children: Children<{ value: number }>
-  constructor(readonly name: string, readonly help: string, labels: readonly string[] = []) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    labels: readonly string[] = []
+  ) {
     this.children = new Children(labels, () => ({ value: 0 }))
   }
   inc(a?: LabelValue, b?: LabelValue, by = 1) {
@@ -69,7 +76,12 @@ interface HistogramChild {
 
 export class Histogram implements Family {
   private children: Children<HistogramChild>
-  constructor(readonly name: string, readonly help: string, readonly buckets: readonly number[], labels: readonly string[] = []) {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+    labels: readonly string[] = []
+  ) {
     this.children = new Children(labels, () => ({ counts: new Float64Array(buckets.length), sum: 0, count: 0 }))
   }
   observe(value: number, a?: LabelValue, b?: LabelValue) {
@@ -84,19 +96,27 @@ export class Histogram implements Family {
   render(out: string[]) {
     header(out, this.name, this.help, 'histogram')
     for (const [labels, c] of this.children.all) {
-      const inner = labels ? labels.slice(1, -1) + ',' : ''
+      const inner = labels ? `${labels.slice(1, -1)},` : ''
       let cumulative = 0
       for (let i = 0; i < this.buckets.length; i++) {
         cumulative += c.counts[i]
         out.push(`${this.name}_bucket{${inner}le="${num(this.buckets[i])}"} ${cumulative}`)
       }
-      out.push(`${this.name}_bucket{${inner}le="+Inf"} ${c.count}`, `${this.name}_sum${labels} ${num(c.sum)}`, `${this.name}_count${labels} ${c.count}`)
+      out.push(
+        `${this.name}_bucket{${inner}le="+Inf"} ${c.count}`,
+        `${this.name}_sum${labels} ${num(c.sum)}`,
+        `${this.name}_count${labels} ${c.count}`
+      )
     }
   }
 }
 
 export class Gauge implements Family {
-  constructor(readonly name: string, readonly help: string, private read: () => number) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private read: () => number
+  ) {}
   render(out: string[]) {
     header(out, this.name, this.help, 'gauge')
     out.push(`${this.name} ${num(this.read())}`)
@@ -123,12 +143,33 @@ export interface Metrics {
 }
 
 export function createMetrics(): Metrics {
-  const requests = new Counter('studio_http_requests_total', 'Requests answered, by route pattern and status ("aborted": the client left first).', ['route', 'status'])
-  const duration = new Histogram('studio_http_request_duration_seconds', 'Time from the request reaching the handler until its response closed.', LATENCY_BUCKETS, ['route'])
+  const requests = new Counter(
+    'studio_http_requests_total',
+    'Requests answered, by route pattern and status ("aborted": the client left first).',
+    ['route', 'status']
+  )
+  const duration = new Histogram(
+    'studio_http_request_duration_seconds',
+    'Time from the request reaching the handler until its response closed.',
+    LATENCY_BUCKETS,
+    ['route']
+  )
   let active = 0
-  const upstreamCalls = new Counter('studio_upstream_requests_total', 'Calls to the upstream model provider, by outcome.', ['outcome'])
-  const upstreamDuration = new Histogram('studio_upstream_duration_seconds', 'Latency of calls to the upstream model provider, whatever their outcome.', LATENCY_BUCKETS)
-  const refusals = new Counter('studio_refused_total', 'Requests refused with 429, by reason: rate_limited (per-key rate limit) or quota_exceeded (monthly plan quota).', ['reason'])
+  const upstreamCalls = new Counter(
+    'studio_upstream_requests_total',
+    'Calls to the upstream model provider, by outcome.',
+    ['outcome']
+  )
+  const upstreamDuration = new Histogram(
+    'studio_upstream_duration_seconds',
+    'Latency of calls to the upstream model provider, whatever their outcome.',
+    LATENCY_BUCKETS
+  )
+  const refusals = new Counter(
+    'studio_refused_total',
+    'Requests refused with 429, by reason: rate_limited (per-key rate limit) or quota_exceeded (monthly plan quota).',
+    ['reason']
+  )
   refusals.inc('rate_limited', undefined, 0)
   refusals.inc('quota_exceeded', undefined, 0)
   const families: Family[] = [
@@ -141,8 +182,14 @@ export function createMetrics(): Metrics {
     new Gauge('process_resident_memory_bytes', 'Resident set size of the process.', () => process.memoryUsage.rss()),
     new Gauge('nodejs_heap_size_total_bytes', 'V8 heap size.', () => process.memoryUsage().heapTotal),
     new Gauge('nodejs_heap_size_used_bytes', 'V8 heap in use.', () => process.memoryUsage().heapUsed),
-    new Gauge('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript objects (buffers, the embedded database).', () => process.memoryUsage().external),
-    new Gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch.', () => Math.floor(performance.timeOrigin / 1000)),
+    new Gauge(
+      'nodejs_external_memory_bytes',
+      'Memory of C++ objects bound to JavaScript objects (buffers, the embedded database).',
+      () => process.memoryUsage().external
+    ),
+    new Gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch.', () =>
+      Math.floor(performance.timeOrigin / 1000)
+    ),
   ]
   return {
     request(route, status, seconds) {
@@ -165,7 +212,7 @@ export function createMetrics(): Metrics {
     render() {
       const out: string[] = []
       for (const f of families) f.render(out)
-      return out.join('\n') + '\n'
+      return `${out.join('\n')}\n`
     },
   }
 }
@@ -183,10 +230,20 @@ export async function serveMetrics(metrics: Metrics, host: string, port: number,
     const path = (req.url ?? '/').split('?', 1)[0]
     let error: ApiError | null = null
     if (path !== '/metrics') error = new ApiError('not_found', 'Only /metrics is served here')
-    else if (req.method !== 'GET' && req.method !== 'HEAD') error = new ApiError('method_not_allowed', `${req.method} is not allowed here; use GET, HEAD`, { allow: ['GET', 'HEAD'] }, { allow: 'GET, HEAD' })
+    else if (req.method !== 'GET' && req.method !== 'HEAD')
+      error = new ApiError(
+        'method_not_allowed',
+        `${req.method} is not allowed here; use GET, HEAD`,
+        { allow: ['GET', 'HEAD'] },
+        { allow: 'GET, HEAD' }
+      )
     if (error) return sendJson(res, error.status, errorBody(error), ['cache-control', 'no-store'], error.headers)
     const body = metrics.render()
-    res.writeHead(200, { 'content-type': CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' })
+    res.writeHead(200, {
+      'content-type': CONTENT_TYPE,
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-store',
+    })
     res.end(req.method === 'HEAD' ? undefined : body)
   })
   server.keepAliveTimeout = 5_000

@@ -60,7 +60,8 @@ export function withDeadline(sql: Sql, ms: number): Sql {
 }
 
 export async function openDatabase(
-  config: Pick<Config, 'DATABASE_URL' | 'STUDIO_DATA_DIR' | 'STUDIO_DB_POOL'> & Partial<Pick<Config, 'STUDIO_DB_TIMEOUT_MS'>>
+  config: Pick<Config, 'DATABASE_URL' | 'STUDIO_DATA_DIR' | 'STUDIO_DB_POOL'> &
+    Partial<Pick<Config, 'STUDIO_DB_TIMEOUT_MS'>>
 ): Promise<Database> {
   let embedded: EmbeddedServer | null = null
   let sql: Sql

@@ -115,7 +115,9 @@ export class ExclusiveQueue {
   }
 
   clearQueueForHandler(handlerId: number) {
-    this.queue = this.queue.filter((i) => i.handlerId !== handlerId || (i.reject(new Error('client disconnected')), false))
+    this.queue = this.queue.filter(
+      (i) => i.handlerId !== handlerId || (i.reject(new Error('client disconnected')), false)
+    )
   }
 
   async clearTransactionIfNeeded(handlerId: number) {
@@ -150,7 +152,8 @@ export class ExclusiveQueue {
           continue
         }
         const type = item.message[0]
-        if ((type === SYNC || type === QUERY || type === TERMINATE || type === 0) && !this.db.isInTransaction()) this.owner = null
+        if ((type === SYNC || type === QUERY || type === TERMINATE || type === 0) && !this.db.isInTransaction())
+          this.owner = null
         item.resolve(bytes)
       }
     } finally {
