@@ -59,7 +59,10 @@ const KEYWORDS: Record<string, Keyword> = {
     if (!isType(v, 'object') || extra === true) return none
     const known = Object.keys((schema.properties as object) ?? {})
     const others = Object.keys(v as object).filter((n) => !known.includes(n))
-    if (extra === false) return (others.forEach((n) => fail(`has unknown member ${n}`)), none)
+    if (extra === false) {
+      for (const n of others) fail(`has unknown member ${n}`)
+      return none
+    }
     return others.flatMap((n) => conforms((v as Schema)[n], extra, root, `${at}.${n}`))
   },
   items: (v, s: Schema, _s, root, at) =>
@@ -75,7 +78,10 @@ const KEYWORDS: Record<string, Keyword> = {
   pattern: (v, p: string, _s, _r, _a, fail) =>
     check(typeof v !== 'string' || new RegExp(p, 'u').test(v), () => fail(`does not match ${p}`)),
   format: (v, f: string, _s, _r, _a, fail) => {
-    if (!FORMATS[f]) return (fail(`unsupported format ${f}`), none)
+    if (!FORMATS[f]) {
+      fail(`unsupported format ${f}`)
+      return none
+    }
     return check(typeof v !== 'string' || FORMATS[f].test(v), () => fail(`is not a ${f}`))
   },
 }
