@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { ApiError } from '../http/errors.js'
 import { errorBody, sendJson } from '../http/io.js'
+import { listen, urlOf } from './listen.js'
 import type { Logger } from './log.js'
 
 // A tiny Prometheus registry: counters and fixed-bucket histograms keyed by up to two label values (children are
@@ -247,9 +247,8 @@ export async function serveMetrics(metrics: Metrics, host: string, port: number,
     res.end(req.method === 'HEAD' ? undefined : body)
   })
   server.keepAliveTimeout = 5_000
-  await new Promise<void>((ok, fail) => server.once('error', fail).listen(port, host, ok))
-  const { port: bound } = server.address() as AddressInfo
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  await listen(server, { port, host })
+  const url = urlOf(server, host)
   log.info('metrics listening', { url: `${url}/metrics` })
   return {
     url,
