@@ -97,7 +97,7 @@ const TERMINATE = 0x58
 // PGlite is one backend. Many client connections share it, so a connection keeps the backend from its first
 // message until its exchange ends (Sync or a simple Query outside a transaction): extended-protocol messages
 // of two clients never interleave, and a transaction is never entered by another client's statements.
-export class ExclusiveQueue {
+class ExclusiveQueue {
   private queue: Item[] = []
   private busy = false
   private owner: number | null = null
