@@ -10,6 +10,11 @@ const int = (min: number, max: number) =>
     v.maxValue(max)
   )
 const port = int(0, 65535)
+const redisUrl = v.pipe(
+  v.string(),
+  v.regex(/^rediss?:\/\/./, 'must be a redis:// or rediss:// URL'),
+  v.url('must be a URL')
+)
 const text = v.pipe(v.string(), v.minLength(1, 'must not be empty'))
 const url = v.pipe(v.string(), v.url('must be a URL'))
 const quota = v.union(
@@ -100,6 +105,16 @@ export const settings = {
     default: '30000',
     doc: 'on SIGTERM, how long in-flight requests may finish',
   },
+  STUDIO_REDIS_URL: {
+    schema: redisUrl,
+    doc: 'Redis or Valkey (redis://, rediss://) holding the rate limits shared by every process; unset → in memory',
+  },
+  STUDIO_REDIS_TIMEOUT_MS: {
+    schema: int(1, 60_000),
+    default: '50',
+    doc: 'a Redis call unanswered within this long falls back to the in-memory limiter',
+  },
+  STUDIO_REDIS_PREFIX: { schema: text, default: 'studio:rl:', doc: 'prefix of every Redis key the service writes' },
   STUDIO_METRICS_PORT: { schema: port, doc: 'port of the Prometheus /metrics listener; unset → off' },
   STUDIO_METRICS_HOST: { schema: text, default: '127.0.0.1', doc: 'address of the /metrics listener' },
 } satisfies Record<string, Setting>
@@ -129,7 +144,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (value === undefined) continue
     const result = v.safeParse(setting.schema, value)
     if (!result.success) {
-      const shown = /KEY|DATABASE_URL/.test(name) ? '' : ` (got ${JSON.stringify(raw)})`
+      const shown = /KEY|DATABASE_URL|REDIS_URL/.test(name) ? '' : ` (got ${JSON.stringify(raw)})`
       throw new ConfigError(name, result.issues[0].message + shown)
     }
     out[name] = result.output
