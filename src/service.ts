@@ -97,7 +97,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.PORT, config.HOST, ok))
   const { port } = server.address() as AddressInfo
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
-  log.info('listening', { url: `http://${host}:${port}`, database: db.mode })
+  log.info('listening', { url: `http://${host}:${port}`, database: db.mode, pid: process.pid })
   const metricsServer =
     config.STUDIO_METRICS_PORT === undefined
       ? null

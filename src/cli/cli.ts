@@ -11,6 +11,7 @@ import { migrate } from '../storage/migrate.js'
 import { Plan, Role } from '../api/schemas.js'
 import { startService } from '../service.js'
 import { usageMonth, usageByAccount } from '../accounts/usage.js'
+import { isPrimary, runPrimary, workersProblem } from './workers.js'
 
 export const USAGE = `usage: studio [serve | migrate | healthcheck | keys create --email E [--name N] [--role R] [--plan P] [--expires-in D] | keys create --plan P [--expires-in D] | keys list | keys rotate PREFIX [--grace D] [--expires-in D] | keys revoke PREFIX | plan set --email E PLAN | usage [--month YYYY-MM]] [--help]`
 
@@ -115,6 +116,11 @@ export async function run(argv: string[], env: Record<string, string | undefined
   try {
     if (cmd === 'serve') {
       parse(argv.slice(1), {})
+      const problem = workersProblem(config)
+      if (problem) {
+        io.err(`studio: ${problem}`)
+        return 2
+      }
       return await serve(config)
     }
     if (cmd === 'migrate') {
@@ -275,16 +281,21 @@ export async function run(argv: string[], env: Record<string, string | undefined
 
 async function serve(config: Config): Promise<number> {
   const log = createLogger(config.LOG_LEVEL)
+  if (isPrimary(config)) return runPrimary(config.STUDIO_WORKERS, log)
   const service = await startService(config, { log })
   return new Promise((done) => {
+    let stopping = false
     const stop = (signal: string) => {
+      if (stopping) return
+      stopping = true
       log.info('shutting down', { signal })
       service.close().then(
         () => done(0),
         (e) => (log.error('shutdown failed', {}, e), done(1))
       )
     }
-    process.once('SIGTERM', stop)
+    // `on`, not `once`: a worker may get SIGTERM twice (from its primary and from systemd's whole control group).
+    process.on('SIGTERM', stop)
     process.once('SIGINT', stop)
   })
 }

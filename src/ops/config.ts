@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
 
 const int = (min: number, max: number) =>
@@ -14,6 +15,17 @@ const redisUrl = v.pipe(
   v.string(),
   v.regex(/^rediss?:\/\/./, 'must be a redis:// or rediss:// URL'),
   v.url('must be a URL')
+)
+const workers = v.union(
+  [
+    v.pipe(
+      v.string(),
+      v.picklist(['auto']),
+      v.transform(() => availableParallelism())
+    ),
+    int(1, 1024),
+  ],
+  'must be a whole number from 1 to 1024 or "auto"'
 )
 const text = v.pipe(v.string(), v.minLength(1, 'must not be empty'))
 const url = v.pipe(v.string(), v.url('must be a URL'))
@@ -115,6 +127,11 @@ export const settings = {
     doc: 'a Redis call unanswered within this long falls back to the in-memory limiter',
   },
   STUDIO_REDIS_PREFIX: { schema: text, default: 'studio:rl:', doc: 'prefix of every Redis key the service writes' },
+  STUDIO_WORKERS: {
+    schema: workers,
+    default: '1',
+    doc: 'processes serving one port (node:cluster); auto = one per core; above 1 needs STUDIO_REDIS_URL',
+  },
   STUDIO_METRICS_PORT: { schema: port, doc: 'port of the Prometheus /metrics listener; unset → off' },
   STUDIO_METRICS_HOST: { schema: text, default: '127.0.0.1', doc: 'address of the /metrics listener' },
 } satisfies Record<string, Setting>
