@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net'
-import { createApp, isDatabaseDown, type Route } from './http/app.js'
+import { createApp, isDatabaseDown } from './http/app.js'
+import type { Route } from './http/route.js'
 import { createKeyStore, type KeyStore } from './accounts/auth.js'
 import type { Config } from './ops/config.js'
 import { openDatabase, type Database, type Sql } from './storage/db.js'

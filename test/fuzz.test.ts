@@ -3,6 +3,7 @@ import { Agent, request } from 'node:http'
 import t from 'tap'
 import { issueKey, startTestServer } from './helpers.js'
 import { rawRequest } from './raw.js'
+import { recordResponse } from './responses.js'
 
 // Generated bodies and headers thrown at every endpoint of the live server: never a 500, always the Error body on
 // errors, never a stack trace, the security headers on every answer, and the process still answers. Runs are bounded
@@ -36,9 +37,12 @@ function send({
       (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c) => chunks.push(c))
-        res.on('end', () =>
-          ok({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') })
-        )
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8')
+          const contentType = res.headers['content-type'] ?? null
+          recordResponse({ method, url: path, status: res.statusCode!, contentType, body: text, complete: true })
+          ok({ status: res.statusCode!, headers: res.headers, text })
+        })
         res.on('error', fail)
       }
     )

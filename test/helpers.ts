@@ -10,8 +10,13 @@ import { openDatabase, type Database } from '../src/storage/db.js'
 import { createLogger, type Logger } from '../src/ops/log.js'
 import { migrate } from '../src/storage/migrate.js'
 import { startService, type Service, type ServiceOptions } from '../src/service.js'
+import { recordFetches } from './responses.js'
 
 const execFileP = promisify(execFile)
+
+// Every /api/v1 answer a test fetches is recorded and checked against the served OpenAPI document at the end of the
+// run (responses-check.ts).
+recordFetches()
 
 export interface Teardown {
   teardown(fn: () => unknown): void

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net'
+import { recordResponse } from './responses.js'
 
 // A raw HTTP/1.1 exchange over one TCP connection, for what fetch will not send: truncated bodies, lying
 // Content-Length, duplicate headers, malformed request lines, slow clients.
@@ -40,7 +41,9 @@ export function rawRequest(
       clearInterval(drip)
       clearTimeout(timer)
       socket.destroy()
-      resolve({ ...parse(received), closed, ms: performance.now() - started })
+      const response = parse(received)
+      record(data, response)
+      resolve({ ...response, closed, ms: performance.now() - started })
     }
     const timer = setTimeout(() => finish(false), timeoutMs)
     socket.on('data', (d) => {
@@ -60,6 +63,18 @@ export function rawRequest(
       }
     })
   })
+}
+
+const REQUEST_LINE = /^([A-Z]+) (\S+) HTTP\/1\.[01]\r?\n/
+
+// The answer to a request whose request line names a path is recorded (responses.ts); one to bytes that are not a
+// request line is not an answer to any path.
+function record(data: string | Buffer | (string | Buffer)[], r: ReturnType<typeof parse>) {
+  const first = [data].flat()[0]
+  const line = REQUEST_LINE.exec(typeof first === 'string' ? first : (first?.toString('latin1') ?? ''))
+  if (!line || r.status === 0 || !line[2].startsWith('/')) return
+  const contentType = r.headers['content-type'] ?? null
+  recordResponse({ method: line[1], url: line[2], status: r.status, contentType, body: r.body, complete: r.complete })
 }
 
 function parse(buf: Buffer): { status: number; headers: Record<string, string>; body: string; complete: boolean } {

@@ -1,19 +1,26 @@
 import { toJsonSchema } from '@valibot/to-json-schema'
-import type * as v from 'valibot'
-import { BASE, route, type Route } from '../http/app.js'
-import { statusOf, type ErrorCode } from '../http/errors.js'
+import * as v from 'valibot'
+import { type ErrorCode, statusOf } from '../http/errors.js'
+import { BASE, type ResponseDoc, type Route, route } from '../http/route.js'
+import { ANY_ROUTE, answersOf } from '../http/uses.js'
 
 type Json = Record<string, unknown>
+
+// The OpenAPI 3.1 document, built from the route declarations: each operation's successes are declared by its
+// route, its error responses derived from what the route uses (http/uses.ts). The answers any route can give are
+// shared components (`#/components/responses/NotFound`, …).
 
 const messages: Record<number, string> = {
   400: 'Bad request',
   401: 'Missing or invalid API key',
   404: 'Not found',
   405: 'Method not allowed',
-  413: 'Request body too large',
+  408: 'Request timeout',
+  413: 'Request too large',
   415: 'Unsupported media type',
   422: 'Invalid input',
   429: 'Too many requests',
+  431: 'Request headers too large',
   500: 'Internal error',
   502: 'Bad upstream answer',
   503: 'Service unavailable',
@@ -32,6 +39,11 @@ const rateHeaders = {
   },
 }
 const requestId = { description: 'Identifier of this request in the server logs.', schema: { type: 'string' } }
+
+const OpenApiDocument = v.pipe(
+  v.looseObject({ openapi: v.string(), info: v.looseObject({ title: v.string(), version: v.string() }) }),
+  v.title('OpenApiDocument')
+)
 
 const schemaOf = (s: v.GenericSchema): Json => {
   const { $schema: _, ...rest } = toJsonSchema(s, { target: 'draft-2020-12', errorMode: 'ignore' }) as Json
@@ -60,66 +72,117 @@ function errorSchema(codes: ErrorCode[]): Json {
   }
 }
 
+function errorResponse(status: number, codes: ErrorCode[]): Json {
+  const headers: Json = { 'x-request-id': requestId }
+  if (status === 429 || status === 503) headers['Retry-After'] = retryAfter
+  if (status !== 401) Object.assign(headers, rateHeaders)
+  return {
+    description: `${messages[status] ?? 'Error'}: ${codes.join(', ')}`,
+    headers,
+    content: { 'application/json': { schema: errorSchema(codes) } },
+  }
+}
+
+const byStatus = (codes: ErrorCode[]) => {
+  const grouped = new Map<number, ErrorCode[]>()
+  for (const code of codes) grouped.set(statusOf[code], [...(grouped.get(statusOf[code]) ?? []), code])
+  return [...grouped].sort((a, b) => a[0] - b[0])
+}
+
+// The answers any route can give, one shared response per status, named after its codes (`not_found`: NotFound).
+const shared = new Map(
+  byStatus(ANY_ROUTE).map(([status, codes]) => [
+    status,
+    { name: codes.map((c) => c.replace(/(^|_)(\w)/g, (_, __, ch: string) => ch.toUpperCase())).join('Or'), codes },
+  ])
+)
+const sharedResponses = () => Object.fromEntries([...shared].map(([s, r]) => [r.name, errorResponse(s, r.codes)]))
+
+function errorResponses(codes: ErrorCode[]): Record<string, Json> {
+  const out: Record<string, Json> = {}
+  for (const [status, group] of byStatus(codes)) {
+    const common = shared.get(status)
+    const same = common && common.codes.length === group.length && group.every((c) => common.codes.includes(c))
+    out[status] = same ? { $ref: `#/components/responses/${common.name}` } : errorResponse(status, group)
+  }
+  return out
+}
+
+type Ref = (s: v.GenericSchema) => Json
+
+function successResponse(doc: ResponseDoc, ref: Ref): Json {
+  return {
+    description: doc.description,
+    headers: { 'x-request-id': requestId, ...rateHeaders, ...doc.headers },
+    ...(doc.schema ? { content: { 'application/json': { schema: ref(doc.schema) } } } : {}),
+  }
+}
+
+function operation(r: Route, ref: Ref): Json {
+  const responses: Record<string, Json> = {}
+  for (const [status, doc] of Object.entries(r.responses ?? {})) responses[status] = successResponse(doc, ref)
+  Object.assign(responses, errorResponses(answersOf(r)))
+  const op: Json = { operationId: r.operationId, summary: r.summary }
+  op.security = r.uses.includes('key') ? [{ bearerAuth: [] }] : []
+  op.responses = responses
+  if (r.headers) {
+    op.parameters = Object.entries(r.headers).map(([name, s]) => {
+      const { description, ...schema } = schemaOf(s)
+      return { name, in: 'header', required: false, description, schema }
+    })
+  }
+  if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body) } } }
+  return op
+}
+
+// OPTIONS is answered by the pipeline for every path, without a key: 204 with the methods the path allows.
+const options = (): Json => ({
+  summary: 'The methods this path allows (no key needed)',
+  security: [],
+  responses: {
+    204: {
+      description: 'No content; `Allow` lists the methods',
+      headers: { Allow: { description: 'The methods of this path.', schema: { type: 'string' } } },
+    },
+    ...errorResponses(ANY_ROUTE),
+  },
+})
+
 export function buildOpenApi(routes: Route[]): Json {
-  const components: Record<string, Json> = {}
-  const ref = (s: v.GenericSchema): Json => {
+  const schemas: Record<string, Json> = {}
+  const ref: Ref = (s) => {
     const title = (s as { pipe?: { type: string; title?: string }[] }).pipe?.find((p) => p.type === 'title')?.title
     const schema = schemaOf(s)
     if (!title) return schema
-    components[title] = schema
+    schemas[title] = schema
     return { $ref: `#/components/schemas/${title}` }
   }
   const paths: Record<string, Record<string, Json>> = {}
   for (const r of routes) {
     if (!r.path.startsWith(BASE)) continue
-    const responses: Record<string, Json> = {}
-    for (const [status, doc] of Object.entries(r.responses ?? {})) {
-      responses[status] = {
-        description: doc.description,
-        headers: { 'x-request-id': requestId, ...rateHeaders, ...doc.headers },
-        ...(doc.schema ? { content: { 'application/json': { schema: ref(doc.schema) } } } : {}),
-      }
-    }
-    const byStatus = new Map<number, ErrorCode[]>()
-    for (const code of r.errors ?? []) byStatus.set(statusOf[code], [...(byStatus.get(statusOf[code]) ?? []), code])
-    for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-      const headers: Json = { 'x-request-id': requestId }
-      if (status === 429 || status === 503) headers['Retry-After'] = retryAfter
-      if (status !== 401) Object.assign(headers, rateHeaders)
-      responses[status] = {
-        description: `${messages[status] ?? 'Error'}: ${codes.join(', ')}`,
-        headers,
-        content: { 'application/json': { schema: errorSchema(codes) } },
-      }
-    }
-    const op: Json = {
-      operationId: r.operationId,
-      summary: r.summary,
-      security: [{ bearerAuth: [] }],
-      responses,
-    }
-    if (r.headers) {
-      op.parameters = Object.entries(r.headers).map(([name, s]) => {
-        const { description, ...schema } = schemaOf(s)
-        return { name, in: 'header', required: false, description, schema }
-      })
-    }
-    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body) } } }
-    ;(paths[r.path.slice(BASE.length)] ??= {})[r.method.toLowerCase()] = op
+    const item = (paths[r.path.slice(BASE.length)] ??= { options: options() })
+    item[r.method.toLowerCase()] = operation(r, ref)
   }
+  return document(paths, schemas)
+}
+
+function document(paths: Json, schemas: Json): Json {
   return {
     openapi: '3.1.0',
     info: {
       title: 'Studio Public REST API',
       version: '1.0.0',
-      description: 'Identity and plan of the caller, language-model completions, and sales leads.',
+      description:
+        'Identity and plan of the caller, language-model completions, and sales leads. Every GET operation also ' +
+        'answers HEAD, with the same status and headers and no content.',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: BASE }],
     security: [{ bearerAuth: [] }],
     paths,
     components: {
-      schemas: components,
+      schemas,
+      responses: sharedResponses(),
       securitySchemes: {
         bearerAuth: {
           type: 'http',
@@ -136,11 +199,10 @@ export function openApiRoute(routes: Route[]): Route {
   const self: Route = route({
     method: 'GET',
     path: `${BASE}/openapi.json`,
-    auth: true,
+    uses: ['key'],
     summary: 'This document',
     operationId: 'getOpenApi',
-    responses: { 200: { description: 'The OpenAPI 3.1 description of this API' } },
-    errors: ['unauthorized', 'rate_limited'],
+    responses: { 200: { description: 'The OpenAPI 3.1 description of this API', schema: OpenApiDocument } },
     handle() {
       body ??= JSON.stringify(buildOpenApi([...routes, self]))
       return { status: 200, json: body }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import * as v from 'valibot'
-import { BASE, route, type Reply, type Route } from '../http/app.js'
+import { BASE, route, type Reply, type Route } from '../http/route.js'
 import type { Database, Sql } from '../storage/db.js'
 import { unauthorized, type KeyStore, type Principal } from '../accounts/auth.js'
 import { ApiError } from '../http/errors.js'
@@ -34,11 +34,10 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
   return route({
     method: 'GET',
     path: `${BASE}/me`,
-    auth: true,
+    uses: ['key', 'database'],
     summary: 'The authenticated user and the plan of their account',
     operationId: 'getMe',
     responses: { 200: { description: 'The caller', schema: Caller } },
-    errors: ['unauthorized', 'rate_limited'],
     handle({ principal }) {
       const now = performance.now()
       const who = principal.userId ?? ''
@@ -110,7 +109,7 @@ export function leadsRoute(sql: Sql): Route {
   return route({
     method: 'POST',
     path: `${BASE}/leads`,
-    auth: true,
+    uses: ['key', 'database', 'idempotency'],
     body: LeadInput,
     headers: { 'Idempotency-Key': IdempotencyKey },
     summary: 'Create a lead',
@@ -128,16 +127,6 @@ export function leadsRoute(sql: Sql): Route {
         },
       },
     },
-    errors: [
-      'unauthorized',
-      'rate_limited',
-      'invalid_request',
-      'invalid_json',
-      'idempotency_key_reused',
-      'payload_too_large',
-      'unsupported_media_type',
-      'service_unavailable',
-    ],
     async handle({ req, principal, body }) {
       const key = headerOf(req, 'Idempotency-Key', IdempotencyKey)
       if (key === undefined) return created((await insert(principal, body, null, null))[0])
@@ -172,14 +161,14 @@ export function healthRoutes(db: Database, details: () => Record<string, unknown
     route({
       method: 'GET',
       path: '/healthz',
-      auth: false,
+      uses: [],
       summary: 'The process is up',
       handle: () => ({ status: 200, body: { status: 'ok' } }),
     }),
     route({
       method: 'GET',
       path: '/readyz',
-      auth: false,
+      uses: ['database'],
       summary: 'The database answers',
       async handle() {
         if (await db.ready()) return { status: 200, body: { status: 'ready', details: details() } }

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici'
-import { BASE, route, type Route } from '../http/app.js'
+import { BASE, route, type Route } from '../http/route.js'
 import type { Logger } from '../ops/log.js'
 import { ApiError } from '../http/errors.js'
 import type { Metrics } from '../ops/metrics.js'
@@ -34,27 +34,13 @@ export function completionsRoute(deps: CompletionsDeps): Route {
   return route({
     method: 'POST',
     path: `${BASE}/ai/completions`,
-    auth: true,
+    uses: ['key', 'quota', 'upstream'],
     body: CompletionRequest,
     summary: 'Create a non-streaming language-model completion',
     operationId: 'createCompletion',
     responses: {
       200: { description: 'The completion', schema: CompletionResponse, headers: { 'Server-Timing': serverTiming } },
     },
-    errors: [
-      'unauthorized',
-      'invalid_request',
-      'invalid_json',
-      'payload_too_large',
-      'unsupported_media_type',
-      'rate_limited',
-      'quota_exceeded',
-      'upstream_error',
-      'ai_not_configured',
-      'upstream_unavailable',
-      'service_unavailable',
-      'upstream_timeout',
-    ],
     async handle({ principal, body, res, started }) {
       const off = notConfigured(adapter)
       if (off) throw off

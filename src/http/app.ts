@@ -1,61 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type * as v from 'valibot'
 import type { Principal, KeyStore } from '../accounts/auth.js'
 import type { RateLimiter, Verdict } from '../limits/limits.js'
 import type { Config } from '../ops/config.js'
 import type { Database } from '../storage/db.js'
 import { ApiError, type ErrorCode } from './errors.js'
-import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate, type Headers } from './io.js'
+import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
 import { LABEL } from '../accounts/keys.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import { requestObserver } from './observe.js'
+import type { Exchange, Route } from './route.js'
 import { Router } from './router.js'
-
-export const BASE = '/api/v1'
-
-export interface Ctx<B = unknown> {
-  headers: string[]
-  req: IncomingMessage
-  res: ServerResponse
-  id: string
-  principal: Principal
-  body: B
-  started: number
-  // The matched route's pattern, for the access log and metrics.
-  route?: string
-}
-
-export interface Reply {
-  status: number
-  body?: unknown
-  json?: string
-  headers?: Headers
-}
-
-export interface ResponseDoc {
-  description: string
-  schema?: v.GenericSchema
-  headers?: Record<string, { description: string; schema: Record<string, unknown> }>
-}
-
-export interface Route<S extends v.GenericSchema = v.GenericSchema> {
-  method: 'GET' | 'POST'
-  path: string
-  auth: boolean
-  body?: S
-  // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
-  headers?: Record<string, v.GenericSchema<string>>
-  summary: string
-  operationId?: string
-  responses?: Record<number, ResponseDoc>
-  errors?: ErrorCode[]
-  handle(ctx: Ctx<v.InferOutput<S>>): Promise<Reply> | Reply
-}
-
-export const route = <S extends v.GenericSchema>(r: Route<S>) => r as unknown as Route
 
 export interface AppDeps {
   config: Config
@@ -195,8 +152,8 @@ export function createApp(deps: AppDeps) {
         ? incoming
         : `${bootId}-${(++seq).toString(36)}`
     const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
-    const ctx = { req, res, id, started, headers } as Ctx
-    observe?.(ctx)
+    const exchange = { req, res, id, started, headers } as Exchange
+    observe?.(exchange)
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)
@@ -219,11 +176,11 @@ export function createApp(deps: AppDeps) {
         )
       }
       const r = match.route
-      ctx.route = r.path
-      if (r.auth) ctx.principal = await authenticate(req, headers)
-      if (r.body) ctx.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
+      exchange.route = r.path
+      if (r.uses.includes('key')) exchange.principal = await authenticate(req, headers)
+      if (r.body) exchange.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
       else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
-      const pending = r.handle(ctx)
+      const pending = r.handle(exchange)
       const reply = pending instanceof Promise ? await pending : pending
       if (res.headersSent) return
       sendJson(res, reply.status, reply.json ?? JSON.stringify(reply.body), headers, reply.headers)

@@ -1,18 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Principal } from '../accounts/auth.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
-
-// What the access log and the request metrics read once a response closes. app.ts fills `route` when a route
-// matched and `principal` once the key is verified.
-export interface Exchange {
-  req: IncomingMessage
-  res: ServerResponse
-  id: string
-  started: number
-  route?: string
-  principal?: Principal
-}
+import type { Exchange } from './route.js'
 
 // The access log: one JSON line per request on stdout, at level info. It names the route pattern, never the raw
 // URL, and the key by its prefix only: no key, header, body, prompt, completion or lead content reaches it.

@@ -123,7 +123,7 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     const boot = randomBytes(6).toString('base64url')
     let seq = 0
     const ask = (key: string, member: string, local: (key: string) => Verdict): Verdict | Promise<Verdict> => {
-      if (fallback) return (fellBack(), local(key))
+      if (fallback) return fellBack(), local(key)
       return script.studioWindow(space + key, limit, windowMs, member).then(
         (r) => verdict(limit, r),
         (e) => (enter(e), fellBack(), local(key))

@@ -11,7 +11,34 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
+        /** The methods this path allows (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content; `Allow` lists the methods */
+                204: {
+                    headers: {
+                        /** @description The methods of this path. */
+                        Allow?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                400: components["responses"]["BadRequest"];
+                404: components["responses"]["NotFound"];
+                405: components["responses"]["MethodNotAllowed"];
+                408: components["responses"]["RequestTimeout"];
+                413: components["responses"]["PayloadTooLarge"];
+                431: components["responses"]["HeaderTooLarge"];
+                500: components["responses"]["InternalError"];
+            };
+        };
         head?: never;
         patch?: never;
         trace?: never;
@@ -28,7 +55,34 @@ export interface paths {
         /** Create a non-streaming language-model completion */
         post: operations["createCompletion"];
         delete?: never;
-        options?: never;
+        /** The methods this path allows (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content; `Allow` lists the methods */
+                204: {
+                    headers: {
+                        /** @description The methods of this path. */
+                        Allow?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                400: components["responses"]["BadRequest"];
+                404: components["responses"]["NotFound"];
+                405: components["responses"]["MethodNotAllowed"];
+                408: components["responses"]["RequestTimeout"];
+                413: components["responses"]["PayloadTooLarge"];
+                431: components["responses"]["HeaderTooLarge"];
+                500: components["responses"]["InternalError"];
+            };
+        };
         head?: never;
         patch?: never;
         trace?: never;
@@ -45,7 +99,34 @@ export interface paths {
         /** Create a lead */
         post: operations["createLead"];
         delete?: never;
-        options?: never;
+        /** The methods this path allows (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content; `Allow` lists the methods */
+                204: {
+                    headers: {
+                        /** @description The methods of this path. */
+                        Allow?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                400: components["responses"]["BadRequest"];
+                404: components["responses"]["NotFound"];
+                405: components["responses"]["MethodNotAllowed"];
+                408: components["responses"]["RequestTimeout"];
+                413: components["responses"]["PayloadTooLarge"];
+                431: components["responses"]["HeaderTooLarge"];
+                500: components["responses"]["InternalError"];
+            };
+        };
         head?: never;
         patch?: never;
         trace?: never;
@@ -62,7 +143,34 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
+        /** The methods this path allows (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content; `Allow` lists the methods */
+                204: {
+                    headers: {
+                        /** @description The methods of this path. */
+                        Allow?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                400: components["responses"]["BadRequest"];
+                404: components["responses"]["NotFound"];
+                405: components["responses"]["MethodNotAllowed"];
+                408: components["responses"]["RequestTimeout"];
+                413: components["responses"]["PayloadTooLarge"];
+                431: components["responses"]["HeaderTooLarge"];
+                500: components["responses"]["InternalError"];
+            };
+        };
         head?: never;
         patch?: never;
         trace?: never;
@@ -169,8 +277,192 @@ export interface components {
                 campaign?: string;
             };
         };
+        /** OpenApiDocument */
+        OpenApiDocument: {
+            openapi: string;
+            info: {
+                title: string;
+                version: string;
+            };
+        };
     };
-    responses: never;
+    responses: {
+        /** @description Bad request: bad_request */
+        BadRequest: {
+            headers: {
+                /** @description Identifier of this request in the server logs. */
+                "x-request-id"?: string;
+                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                RateLimit?: string;
+                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                "RateLimit-Policy"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    error: {
+                        /** @enum {string} */
+                        code: "bad_request";
+                        message?: string;
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** @description Not found: not_found */
+        NotFound: {
+            headers: {
+                /** @description Identifier of this request in the server logs. */
+                "x-request-id"?: string;
+                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                RateLimit?: string;
+                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                "RateLimit-Policy"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    error: {
+                        /** @enum {string} */
+                        code: "not_found";
+                        message?: string;
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** @description Method not allowed: method_not_allowed */
+        MethodNotAllowed: {
+            headers: {
+                /** @description Identifier of this request in the server logs. */
+                "x-request-id"?: string;
+                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                RateLimit?: string;
+                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                "RateLimit-Policy"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    error: {
+                        /** @enum {string} */
+                        code: "method_not_allowed";
+                        message?: string;
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** @description Request timeout: request_timeout */
+        RequestTimeout: {
+            headers: {
+                /** @description Identifier of this request in the server logs. */
+                "x-request-id"?: string;
+                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                RateLimit?: string;
+                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                "RateLimit-Policy"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    error: {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                        message?: string;
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** @description Request too large: payload_too_large */
+        PayloadTooLarge: {
+            headers: {
+                /** @description Identifier of this request in the server logs. */
+                "x-request-id"?: string;
+                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                RateLimit?: string;
+                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                "RateLimit-Policy"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    error: {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                        message?: string;
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** @description Request headers too large: header_too_large */
+        HeaderTooLarge: {
+            headers: {
+                /** @description Identifier of this request in the server logs. */
+                "x-request-id"?: string;
+                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                RateLimit?: string;
+                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                "RateLimit-Policy"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    error: {
+                        /** @enum {string} */
+                        code: "header_too_large";
+                        message?: string;
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** @description Internal error: internal_error */
+        InternalError: {
+            headers: {
+                /** @description Identifier of this request in the server logs. */
+                "x-request-id"?: string;
+                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                RateLimit?: string;
+                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                "RateLimit-Policy"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    error: {
+                        /** @enum {string} */
+                        code: "internal_error";
+                        message?: string;
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -202,6 +494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Caller"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description Missing or invalid API key: unauthorized */
             401: {
                 headers: {
@@ -223,6 +516,10 @@ export interface operations {
                     };
                 };
             };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
             /** @description Too many requests: rate_limited */
             429: {
                 headers: {
@@ -241,6 +538,35 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
                             message?: string;
                             /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
                             details?: {
@@ -282,6 +608,7 @@ export interface operations {
                     "application/json": components["schemas"]["CompletionResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description Missing or invalid API key: unauthorized */
             401: {
                 headers: {
@@ -303,31 +630,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Request body too large: payload_too_large */
-            413: {
-                headers: {
-                    /** @description Identifier of this request in the server logs. */
-                    "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "payload_too_large";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-            };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
             /** @description Unsupported media type: unsupported_media_type */
             415: {
                 headers: {
@@ -405,6 +711,8 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
             /** @description Bad upstream answer: upstream_error */
             502: {
                 headers: {
@@ -430,7 +738,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service unavailable: ai_not_configured, upstream_unavailable, service_unavailable */
+            /** @description Service unavailable: service_unavailable, ai_not_configured, upstream_unavailable */
             503: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -447,7 +755,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "ai_not_configured" | "upstream_unavailable" | "service_unavailable";
+                            code: "service_unavailable" | "ai_not_configured" | "upstream_unavailable";
                             message?: string;
                             /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
                             details?: {
@@ -517,6 +825,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeadCreated"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description Missing or invalid API key: unauthorized */
             401: {
                 headers: {
@@ -538,31 +847,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Request body too large: payload_too_large */
-            413: {
-                headers: {
-                    /** @description Identifier of this request in the server logs. */
-                    "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "payload_too_large";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-            };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
             /** @description Unsupported media type: unsupported_media_type */
             415: {
                 headers: {
@@ -588,7 +876,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: invalid_request, invalid_json, idempotency_key_reused */
+            /** @description Invalid input: idempotency_key_reused, invalid_json, invalid_request */
             422: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -603,7 +891,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_request" | "invalid_json" | "idempotency_key_reused";
+                            code: "idempotency_key_reused" | "invalid_json" | "invalid_request";
                             message?: string;
                             /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
                             details?: {
@@ -640,6 +928,8 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
             /** @description Service unavailable: service_unavailable */
             503: {
                 headers: {
@@ -689,8 +979,11 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
             };
+            400: components["responses"]["BadRequest"];
             /** @description Missing or invalid API key: unauthorized */
             401: {
                 headers: {
@@ -712,6 +1005,10 @@ export interface operations {
                     };
                 };
             };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
             /** @description Too many requests: rate_limited */
             429: {
                 headers: {
@@ -730,6 +1027,35 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
                             message?: string;
                             /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
                             details?: {

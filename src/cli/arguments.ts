@@ -1,0 +1,29 @@
+import * as v from 'valibot'
+import { isPrefix } from '../accounts/keys.js'
+import { parseDuration } from '../ops/duration.js'
+import { UsageError } from './command.js'
+
+// Checks of single command-line arguments; each failure is a UsageError naming the argument.
+
+export function check<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
+  const r = v.safeParse(schema, value)
+  if (!r.success) throw new UsageError(`${what}: ${r.issues[0].message}`)
+  return r.output
+}
+
+export const email = v.pipe(v.string(), v.email('must be an email address'))
+
+export function duration(text: string, what: string, allowZero: boolean): number {
+  const seconds = parseDuration(text)
+  if (seconds === null || (seconds === 0 && !allowZero))
+    throw new UsageError(`${what}: not a duration like 90d, 24h, 30m or 45s${allowZero ? ' (or 0)' : ''}`)
+  return seconds
+}
+
+export const expiry = (text: string | undefined) =>
+  text === undefined ? undefined : new Date(Date.now() + 1000 * duration(text, '--expires-in', false))
+
+export function prefixArg(prefix: string) {
+  if (!isPrefix(prefix)) throw new UsageError(`not a key prefix: ${JSON.stringify(prefix.slice(0, 40))}`)
+  return prefix
+}

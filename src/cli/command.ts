@@ -1,0 +1,69 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import type { Config } from '../ops/config.js'
+import type { Sql } from '../storage/db.js'
+
+// One row of the CLI's command table. `args` is the usage form after the name, written as the help shows it:
+// `--flag X` (or `[--flag X]`) is a string option, a bare upper-case word (`PREFIX`) a positional argument. The
+// options and the number of positionals are read from it, so the form in the help is the form that is parsed.
+export interface Command {
+  name: string // one or two words: `migrate`, `keys create`
+  args?: string
+  help: string // '\n' starts a continuation line in the help
+  also?: { args: string; help: string }[] // further usage forms of the same command
+  run: (call: Invocation) => Promise<number>
+}
+
+export interface Io {
+  out: (line: string) => void
+  err: (line: string) => void
+}
+
+export interface Invocation {
+  values: Record<string, string | undefined>
+  positionals: string[]
+  config: Config
+  io: Io
+  // Opens a one-connection pool, applies pending migrations (unless `migrate: false`), runs fn, closes the pool.
+  database: (fn: (sql: Sql) => Promise<void>, options?: { migrate: false }) => Promise<number>
+}
+
+// Bad arguments: the message, the usage line, exit code 2.
+export class UsageError extends Error {}
+
+const FLAG = /--([a-z][a-z-]*)(?: [A-Z][A-Z0-9-]*)?/g
+const POSITIONAL = /(?:^|\s)(?!--)[A-Z][A-Z0-9-]*(?=\s|$)/g
+
+function forms(command: Command): string[] {
+  return [command.args ?? '', ...(command.also ?? []).map((f) => f.args)]
+}
+
+function optionsOf(command: Command): NonNullable<ParseArgsConfig['options']> {
+  const names = forms(command).flatMap((form) => [...form.matchAll(FLAG)].map((m) => m[1]))
+  return Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]))
+}
+
+function positionalsOf(command: Command): number {
+  const withoutFlags = (command.args ?? '').replace(FLAG, '')
+  return withoutFlags.match(POSITIONAL)?.length ?? 0
+}
+
+// The command's arguments (after its name), checked against its usage form.
+export function parseInvocation(command: Command, argv: string[]) {
+  const positionals = positionalsOf(command)
+  try {
+    const r = parseArgs({ args: argv, options: optionsOf(command), allowPositionals: positionals > 0, strict: true })
+    if (r.positionals.length !== positionals)
+      throw new UsageError(`expected ${positionals} argument(s), got ${r.positionals.length}`)
+    return r as { values: Record<string, string | undefined>; positionals: string[] }
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+}
+
+export function usageForms(command: Command): { form: string; help: string }[] {
+  const named = (args: string) => (args ? `${command.name} ${args}` : command.name)
+  return [
+    { form: named(command.args ?? ''), help: command.help },
+    ...(command.also ?? []).map((f) => ({ form: named(f.args), help: f.help })),
+  ]
+}

@@ -1,0 +1,163 @@
+import { createKey, listKeys, revokeKey, rotateKey, setPlan } from '../accounts/accounts.js'
+import { usageByAccount, usageMonth } from '../accounts/usage.js'
+import { Plan, Role } from '../api/schemas.js'
+import { healthcheck } from '../ops/healthcheck.js'
+import { migrate } from '../storage/migrate.js'
+import { check, duration, email, expiry, prefixArg } from './arguments.js'
+import { type Command, UsageError } from './command.js'
+import { PLANS } from './help.js'
+import { printKey, printTable } from './print.js'
+import { serve } from './serve.js'
+
+// The `studio` commands, in the order of the help. A new command is one entry here.
+export const commands: Command[] = [
+  {
+    name: 'serve',
+    help: 'serve the API (the default command)',
+    run: ({ config, io }) => serve(config, io),
+  },
+  {
+    name: 'migrate',
+    help: 'apply pending database migrations and exit',
+    run: ({ io, database }) =>
+      database(
+        async (sql) => {
+          const applied = await migrate(sql)
+          io.out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date')
+        },
+        { migrate: false }
+      ),
+  },
+  {
+    name: 'healthcheck',
+    help: 'exit 0 if the server at HOST:PORT answers GET /healthz, else 1 (for containers)',
+    run: async ({ io, config }) => {
+      const problem = await healthcheck(config)
+      if (problem) io.err(`studio: unhealthy: ${problem}`)
+      return problem ? 1 : 0
+    },
+  },
+  {
+    name: 'keys create',
+    args: '--email E [--name N] [--role R] [--plan P] [--expires-in D]',
+    help:
+      "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
+      'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D',
+    also: [{ args: '--plan P [--expires-in D]', help: 'create an account with plan P and a key with no user' }],
+    run: ({ values, io, database }) => {
+      if (!values.email && (values.name !== undefined || values.role !== undefined))
+        throw new UsageError('--name and --role need --email')
+      if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
+      const input = {
+        email: values.email === undefined ? undefined : check(email, values.email, '--email'),
+        name: values.name,
+        role: values.role === undefined ? undefined : check(Role, values.role, '--role'),
+        plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
+        expiresAt: expiry(values['expires-in']),
+      }
+      return database(async (sql) => printKey(io, await createKey(sql, input), input.email))
+    },
+  },
+  {
+    name: 'keys list',
+    help: 'list keys: prefix, account, plan, user, created, last used, expires, revoked',
+    run: ({ io, database }) =>
+      database(async (sql) => {
+        const iso = (d: Date | null) => (d ? d.toISOString() : '-')
+        printTable(
+          io,
+          ['PREFIX', 'ACCOUNT', 'PLAN', 'USER', 'CREATED', 'LAST_USED', 'EXPIRES', 'REVOKED'],
+          (await listKeys(sql)).map((r) => [
+            r.prefix,
+            r.account_id,
+            r.plan,
+            r.email ?? '-',
+            iso(r.created_at),
+            iso(r.last_used_at),
+            iso(r.expires_at),
+            iso(r.revoked_at),
+          ])
+        )
+      }),
+  },
+  {
+    name: 'keys rotate',
+    args: 'PREFIX [--grace D] [--expires-in D]',
+    help:
+      'a new key for the same account and user, alone on the last line; the old key\nkeeps working for the grace ' +
+      'period D (default 24h; 0: stops at once)',
+    run: ({ values, positionals, io, database }) => {
+      const prefix = prefixArg(positionals[0])
+      const grace = duration(values.grace ?? '24h', '--grace', true)
+      const expiresAt = expiry(values['expires-in']) ?? null
+      return database(async (sql) => {
+        const k = await rotateKey(sql, prefix, grace, expiresAt)
+        if (!k) throw new Error(`no key with prefix ${prefix}`)
+        const until = k.oldExpiresAt > k.now ? `it keeps working until ${k.oldExpiresAt.toISOString()}` : null
+        io.out(`key ${prefix} rotated: ${until ?? 'it no longer works'}`)
+        printKey(io, k, k.email)
+      })
+    },
+  },
+  {
+    name: 'keys revoke',
+    args: 'PREFIX',
+    help: 'revoke a key (running servers stop accepting it within a second)',
+    run: ({ positionals, io, database }) => {
+      const prefix = prefixArg(positionals[0])
+      return database(async (sql) => {
+        if (!(await revokeKey(sql, prefix))) throw new Error(`no key with prefix ${prefix}`)
+        io.out(`key ${prefix} revoked`)
+      })
+    },
+  },
+  {
+    name: 'plan set',
+    args: '--email E PLAN',
+    help: `set the plan of E's account: ${PLANS}`,
+    run: ({ values, positionals, io, database }) => {
+      if (!values.email) throw new UsageError('plan set needs --email')
+      const plan = check(Plan, positionals[0], 'PLAN')
+      const address = check(email, values.email, '--email')
+      return database(async (sql) => {
+        const account = await setPlan(sql, address, plan)
+        if (!account) throw new Error(`no user with email ${address}`)
+        io.out(`account ${account} is now on plan ${plan}`)
+      })
+    },
+  },
+  {
+    name: 'usage',
+    args: '[--month YYYY-MM]',
+    help:
+      'per account, this month (UTC) or the one named: completions answered and failed,\ninput and output tokens, ' +
+      'quota used, limit and left',
+    run: ({ values, io, config, database }) => {
+      const month = usageMonth(values.month ?? Date.now())
+      if (!month) throw new UsageError('--month: expected YYYY-MM')
+      const limit = (n: number | null) => (n === null ? 'unlimited' : String(n))
+      return database(async (sql) => {
+        printTable(
+          io,
+          ['ACCOUNT', 'PLAN', 'USER', 'COMPLETIONS', 'FAILED', 'INPUT_TOKENS', 'OUTPUT_TOKENS'].concat([
+            'QUOTA_USED',
+            'QUOTA_LIMIT',
+            'QUOTA_LEFT',
+          ]),
+          (await usageByAccount(sql, month, config)).map((r) => [
+            r.account_id,
+            r.plan,
+            r.email ?? '-',
+            r.completions,
+            r.failed,
+            r.input_tokens,
+            r.output_tokens,
+            r.quota_used,
+            limit(r.quota_limit),
+            limit(r.quota_left),
+          ])
+        )
+      })
+    },
+  },
+]

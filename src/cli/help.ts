@@ -1,0 +1,43 @@
+import { Plan, Role } from '../api/schemas.js'
+import { settings } from '../ops/config.js'
+import { type Command, usageForms } from './command.js'
+
+const COLUMN = 28
+
+// The usage line and the help text, both generated from the command table.
+export function usageLine(commands: Command[]): string {
+  const forms = commands.flatMap((c) => usageForms(c).map((f) => f.form))
+  return `usage: studio [${forms.join(' | ')}] [--help]`
+}
+
+function commandLines(commands: Command[]): string[] {
+  const indent = ' '.repeat(COLUMN + 3)
+  return commands.flatMap(usageForms).flatMap(({ form, help }) => {
+    const [first, ...more] = help.split('\n')
+    const head = form.length <= COLUMN ? [`  ${form.padEnd(COLUMN)} ${first}`] : [`  ${form}`, `${indent}${first}`]
+    return [...head, ...more.map((line) => `${indent}${line}`)]
+  })
+}
+
+export function helpText(commands: Command[]): string {
+  const environment = Object.entries(settings).map(
+    ([name, s]) => `  ${name.padEnd(COLUMN)} ${s.doc}${'default' in s ? ` [${s.default}]` : ''}`
+  )
+  return `Studio API: the Studio Public REST API over PostgreSQL.
+
+${usageLine(commands)}
+
+Commands:
+${commandLines(commands).join('\n')}
+
+Roles: ${Role.options.join(', ')} (default owner).
+Durations D: a whole number and a unit, s, m, h or d: 90d, 24h, 30m.
+
+Environment (defaults in brackets):
+${environment.join('\n')}
+
+Exit codes: 0 done, 1 failed, 2 bad arguments or configuration.`
+}
+
+// For the `plan set` help line.
+export const PLANS = Plan.options.join(', ')

@@ -1,0 +1,52 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type * as v from 'valibot'
+import type { Principal } from '../accounts/auth.js'
+import type { Headers } from './io.js'
+import type { Use } from './uses.js'
+
+export const BASE = '/api/v1'
+
+// One request and its response as they travel the pipeline: what a handler reads, and what the access log and the
+// request metrics read once the response closes. The pipeline fills `route` when a route matched, `principal` once
+// the key is verified and `body` once it is validated.
+export interface Exchange<B = unknown> {
+  headers: string[]
+  req: IncomingMessage
+  res: ServerResponse
+  id: string
+  principal: Principal
+  body: B
+  started: number
+  // The matched route's pattern, for the access log and metrics.
+  route?: string
+}
+
+export interface Reply {
+  status: number
+  body?: unknown
+  json?: string
+  headers?: Headers
+}
+
+export interface ResponseDoc {
+  description: string
+  schema?: v.GenericSchema
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>
+}
+
+// A route declares what it uses (`uses`, plus `body` and `headers` when it reads them); the error statuses it can
+// answer, and so its OpenAPI responses, are derived from that declaration (uses.ts). `responses` are its successes.
+export interface Route<S extends v.GenericSchema = v.GenericSchema> {
+  method: 'GET' | 'POST'
+  path: string
+  uses: Use[]
+  body?: S
+  // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
+  headers?: Record<string, v.GenericSchema<string>>
+  summary: string
+  operationId?: string
+  responses?: Record<number, ResponseDoc>
+  handle(exchange: Exchange<v.InferOutput<S>>): Promise<Reply> | Reply
+}
+
+export const route = <S extends v.GenericSchema>(r: Route<S>) => r as unknown as Route

@@ -1,0 +1,36 @@
+import type { ErrorCode } from './errors.js'
+import type { Route } from './route.js'
+
+// What a route may use, and the error codes each use can answer with (their statuses are in errors.ts). The
+// pipeline itself checks the key (`key`, which may read the database) and reads the body; the others are what the
+// handler reaches for. A route's possible answers are ANY_ROUTE plus those of its uses.
+export type Use = 'key' | 'database' | 'quota' | 'upstream' | 'idempotency'
+
+// What any route can answer, before or around its handler: a request Node's parser or the pipeline refuses (no
+// Host, a body where none is taken, malformed or too slow or too large), a path or method with no route, a bug.
+export const ANY_ROUTE: ErrorCode[] = [
+  'bad_request',
+  'not_found',
+  'method_not_allowed',
+  'request_timeout',
+  'payload_too_large',
+  'header_too_large',
+  'internal_error',
+]
+
+const byUse: Record<Use | 'body' | 'headers', ErrorCode[]> = {
+  key: ['unauthorized', 'rate_limited', 'service_unavailable'],
+  body: ['unsupported_media_type', 'invalid_json', 'invalid_request', 'payload_too_large'],
+  headers: ['invalid_request'],
+  database: ['service_unavailable'],
+  quota: ['quota_exceeded', 'service_unavailable'],
+  // An upstream 400 is the caller's invalid request (422); the rest are the upstream's failures.
+  upstream: ['invalid_request', 'ai_not_configured', 'upstream_error', 'upstream_unavailable', 'upstream_timeout'],
+  idempotency: ['idempotency_key_reused'],
+}
+
+// Every error code the route can answer with, each once.
+export function answersOf(route: Pick<Route, 'uses' | 'body' | 'headers'>): ErrorCode[] {
+  const uses = [...route.uses, ...(route.body ? ['body' as const] : []), ...(route.headers ? ['headers' as const] : [])]
+  return [...new Set([...ANY_ROUTE, ...uses.flatMap((u) => byUse[u])])]
+}

@@ -1,0 +1,69 @@
+// tap's `after` step (package.json): every /api/v1 response the run's tests got (responses.ts) is held against the
+// OpenAPI document the server serves, as a contract proxy such as Prism would: the status must be one the document
+// lists for the operation, the content type one it gives for that status, the body valid against its schema.
+// HEAD is checked as the GET it mirrors (RFC 9110; the document says so), without a body. A method a path has no
+// operation for must be answered as every operation of that path describes it (405), a path the document does not
+// have as every operation describes it (404).
+import t from 'tap'
+import { issueKey, startTestServer } from './helpers.js'
+import { conforms, resolve } from './json-schema.js'
+import { type Recorded, readResponses } from './responses.js'
+
+type Json = Record<string, any>
+const BASE = '/api/v1'
+
+const recorded = readResponses()
+const s = await startTestServer(t)
+const key = await issueKey(s.db.sql, { email: 'contract@example.com' })
+const doc = (await (await s.fetch(`${BASE}/openapi.json`, { key })).json()) as Json
+
+function operationsFor(r: Recorded): { name: string; op: Json }[] {
+  const path = r.path.slice(BASE.length)
+  const entry = Object.entries(doc.paths as Json).find(([p]) =>
+    new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path)
+  )
+  const all = (item: Json, where: string) =>
+    Object.entries(item)
+      .filter(([m]) => m !== 'options')
+      .map(([m, op]) => ({ name: `${m.toUpperCase()} ${where}`, op }))
+  if (!entry) return Object.entries(doc.paths as Json).flatMap(([p, item]) => all(item, p))
+  const [template, item] = entry
+  const method = r.method === 'HEAD' && item.get ? 'get' : r.method.toLowerCase()
+  return item[method] ? [{ name: `${r.method} ${template}`, op: item[method] }] : all(item, template)
+}
+
+function problemsWith(r: Recorded, op: Json): string[] {
+  const declared = op.responses[String(r.status)]
+  if (!declared) return [`status ${r.status} is not listed (${Object.keys(op.responses).join(', ')})`]
+  const response = declared.$ref ? resolve(doc, declared.$ref) : declared
+  const type = r.contentType?.split(';')[0].trim() ?? null
+  if (!response.content) return r.body === '' ? [] : [`status ${r.status} has no content, got ${type}`]
+  const media = type && response.content[type]
+  if (!media) return [`content type ${type} is not one of ${Object.keys(response.content).join(', ')}`]
+  if (!r.complete || r.method === 'HEAD') return []
+  let body: unknown
+  try {
+    body = JSON.parse(r.body)
+  } catch {
+    return [`the body is not JSON: ${r.body.slice(0, 100)}`]
+  }
+  return conforms(body, media.schema, doc)
+}
+
+t.test('every /api/v1 response of the run is described by the served OpenAPI document', async (t) => {
+  const seen = new Map<string, number>()
+  const failures = new Map<string, string>()
+  for (const r of recorded) {
+    const ops = operationsFor(r)
+    for (const { name, op } of ops) {
+      const problems = problemsWith(r, op)
+      const where = `${name} → ${r.status}`
+      seen.set(where, (seen.get(where) ?? 0) + 1)
+      if (problems.length) failures.set(`${where}: ${problems.join('; ')}`, `${r.file} ${r.method} ${r.path}`)
+    }
+  }
+  for (const [problem, example] of failures) t.fail(problem, { example })
+  t.comment(`${recorded.length} responses from ${new Set(recorded.map((r) => r.file)).size} test files`)
+  for (const [where, n] of [...seen].sort()) t.comment(`${where}: ${n}`)
+  t.equal(failures.size, 0, 'no response outside the document')
+})
