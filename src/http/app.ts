@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { Principal, KeyStore } from '../accounts/auth.js'
-import type { SlidingWindow, Verdict } from '../limits/limits.js'
+import type { RateLimiter, Verdict } from '../limits/limits.js'
 import type { Config } from '../ops/config.js'
 import type { Database } from '../storage/db.js'
 import { ApiError, type ErrorCode } from './errors.js'
@@ -20,8 +20,8 @@ export interface AppDeps {
   keys: KeyStore
   log: Logger
   routes: Route[]
-  limiter: SlidingWindow
-  authFailures: SlidingWindow
+  limiter: RateLimiter
+  authFailures: RateLimiter
   metrics?: Metrics
 }
 
@@ -93,7 +93,8 @@ export function createApp(deps: AppDeps) {
 
   async function authenticate(req: IncomingMessage, headers: string[]): Promise<Principal> {
     const address = req.socket.remoteAddress ?? ''
-    const blocked = deps.authFailures.check(address)
+    const checked = deps.authFailures.check(address)
+    const blocked = checked instanceof Promise ? await checked : checked
     let principal: Principal
     if (!blocked.ok) {
       // The block stops guessing from this address; a key this process has already verified still works, so
@@ -109,11 +110,15 @@ export function createApp(deps: AppDeps) {
         const p = deps.keys.authenticate(authorizationOf(req))
         principal = p instanceof Promise ? await p : p
       } catch (e) {
-        if (e instanceof ApiError && e.code === 'unauthorized') deps.authFailures.hit(address)
+        if (e instanceof ApiError && e.code === 'unauthorized') {
+          const counted = deps.authFailures.hit(address)
+          if (counted instanceof Promise) await counted
+        }
         throw e
       }
     }
-    const v = deps.limiter.hit(principal.prefix)
+    const hit = deps.limiter.hit(principal.prefix)
+    const v = hit instanceof Promise ? await hit : hit
     headers.push('ratelimit-policy', policy, 'ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)
     if (!v.ok) {
       deps.metrics?.refused('rate_limited')
