@@ -1,10 +1,11 @@
 import type { Dispatcher } from 'undici'
 import { BASE, route, type Route } from '../http/route.js'
 import type { Logger } from '../ops/log.js'
-import { ApiError } from '../http/errors.js'
 import type { Metrics } from '../ops/metrics.js'
 import type { Quota } from '../limits/quota.js'
 import type { Recorder } from './recorder.js'
+import { createTickets, refusedOutcome, type Ticket } from './reservation.js'
+import type { Principal } from '../accounts/auth.js'
 import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import { callUpstream, notConfigured, UpstreamFailure, type Adapter, type CallOptions, type Usage } from './upstream.js'
 
@@ -31,6 +32,46 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       upstream: adapter.name,
       status,
     })
+  const tickets = createTickets(deps.quota, log, deps.metrics)
+
+  type Record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => void
+  const recordFor =
+    (principal: Principal, alias: string, upstreamModel: string, t0: number): Record =>
+    (outcome, attempts, requestId, usage) => {
+      deps.metrics?.upstream(outcome, (performance.now() - t0) / 1000)
+      recorder.record({
+        account_id: principal.accountId,
+        key_prefix: principal.prefix,
+        model_alias: alias,
+        upstream_model: upstreamModel,
+        input_tokens: usage?.input_tokens ?? 0,
+        output_tokens: usage?.output_tokens ?? 0,
+        cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
+        cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
+        latency_ms: Math.round(performance.now() - t0),
+        attempts,
+        outcome,
+        upstream_request_id: requestId,
+        created_at: new Date(),
+      })
+    }
+
+  // A failed upstream call: recorded, and answered with its error, or with the quota's refusal when the reservation
+  // that ran alongside it was refused (which is what aborted it).
+  async function failed(e: unknown, ticket: Ticket, record: Record): Promise<never> {
+    if (!(e instanceof UpstreamFailure)) throw e
+    const refused = await ticket.refusal()
+    record(refused ? refusedOutcome(refused) : e.outcome, e.attempts, e.requestId)
+    if (refused) throw refused
+    log.warn('upstream call failed', {
+      upstream: adapter.name,
+      outcome: e.outcome,
+      attempts: e.attempts,
+      upstream_request_id: e.requestId,
+    })
+    throw e.api
+  }
+
   return route({
     method: 'POST',
     path: `${BASE}/ai/completions`,
@@ -48,32 +89,12 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       const aborter = new AbortController()
       const onClose = () => res.writableFinished || aborter.abort()
       res.once('close', onClose)
-      const reservation = await deps.quota.reserve(principal.accountId).catch((e) => {
-        res.off('close', onClose)
-        if (e instanceof ApiError && e.code === 'quota_exceeded') deps.metrics?.refused('quota_exceeded')
-        throw e
-      })
+      const ticket = tickets(principal.accountId, () => aborter.abort())
       let consumed = false
-      const t0 = performance.now()
-      const record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => {
-        deps.metrics?.upstream(outcome, (performance.now() - t0) / 1000)
-        recorder.record({
-          account_id: principal.accountId,
-          key_prefix: principal.prefix,
-          model_alias: body.model,
-          upstream_model: upstreamModel,
-          input_tokens: usage?.input_tokens ?? 0,
-          output_tokens: usage?.output_tokens ?? 0,
-          cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
-          cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
-          latency_ms: Math.round(performance.now() - t0),
-          attempts,
-          outcome,
-          upstream_request_id: requestId,
-          created_at: new Date(),
-        })
-      }
       try {
+        if (!ticket.overlapped) await ticket.committed()
+        const t0 = performance.now()
+        const record = recordFor(principal, body.model, upstreamModel, t0)
         const call = {
           model: upstreamModel,
           messages: body.messages,
@@ -87,28 +108,19 @@ export function completionsRoute(deps: CompletionsDeps): Route {
           signal: aborter.signal,
           onAuthFailure,
           backoff: deps.backoff,
-        })
+        }).catch((e) => failed(e, ticket, record))
         const upstreamMs = performance.now() - t0
+        // The answer waits for the unit's commit; a refusal while the call ran is the caller's answer instead.
+        const refused = await ticket.refusal()
+        record(refused ? refusedOutcome(refused) : 'ok', r.attempts, r.requestId, r.completion.usage)
+        if (refused) throw refused
         consumed = true
-        record('ok', r.attempts, r.requestId, r.completion.usage)
         const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - started).toFixed(1)}`
         return { status: 200, body: r.completion, headers: { 'server-timing': timing } }
-      } catch (e) {
-        if (!(e instanceof UpstreamFailure)) throw e
-        record(e.outcome, e.attempts, e.requestId)
-        log.warn('upstream call failed', {
-          upstream: adapter.name,
-          outcome: e.outcome,
-          attempts: e.attempts,
-          upstream_request_id: e.requestId,
-        })
-        throw e.api
       } finally {
         res.off('close', onClose)
-        if (!consumed)
-          await deps.quota
-            .release(reservation)
-            .catch((e) => log.error('quota unit not given back', { account: principal.accountId }, e))
+        if (!consumed) await ticket.giveBack()
+        ticket.done()
       }
     },
   })

@@ -58,43 +58,54 @@ interface Waiter {
   reject: (e: unknown) => void
 }
 
-// The monthly AI quota lives in PostgreSQL. A unit is reserved before the upstream call and given back if the call
-// fails. Concurrent reservations of one account in this process are batched into one call of
-// studio_quota_reserve, which grants at most what is left under the limit of the account's current plan while
-// holding the row lock: exact across concurrent requests and across processes, one round trip per batch.
+// Batches of one account sent before the previous one answered: a request arriving while a batch is under way has its
+// query wait in PostgreSQL for the row lock (released at that batch's commit), not in this process for its answer.
+const BATCHES_IN_FLIGHT = 2
+
+// The monthly AI quota lives in PostgreSQL. A unit is reserved for each call and given back if the call fails.
+// Concurrent reservations of one account in this process are batched into one call of studio_quota_reserve, which
+// grants at most what is left under the limit of the account's current plan while holding the row lock: exact across
+// concurrent requests and across processes, one round trip per batch. Each answer also tells this process how many
+// units the account had left (`unitsLeft`), which lets completions decide whether to wait for the reservation first.
 export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number = Date.now, timeoutMs = 0) {
   const limits = limitsByPlan(config)
   const waiting = new Map<string, Waiter[]>()
-  const running = new Set<string>()
+  const inFlight = new Map<string, number>()
+  const known = new Map<string, { month: string; left: number }>()
   const listeners: ((accountId: string) => void)[] = []
   const changed = (accountId: string) => listeners.forEach((fn) => fn(accountId))
 
-  async function drain(accountId: string) {
-    running.add(accountId)
+  function pump(accountId: string) {
+    const running = inFlight.get(accountId) ?? 0
+    const batch = waiting.get(accountId)
+    if (!batch || running >= BATCHES_IN_FLIGHT) return
+    waiting.delete(accountId)
+    inFlight.set(accountId, running + 1)
+    void send(accountId, batch).finally(() => {
+      const left = inFlight.get(accountId)! - 1
+      if (left) inFlight.set(accountId, left)
+      else inFlight.delete(accountId)
+      pump(accountId)
+    })
+  }
+
+  async function send(accountId: string, batch: Waiter[]) {
+    const { month, end: resetsAt } = monthOf(clock())
     try {
-      for (let batch = waiting.get(accountId); batch?.length; batch = waiting.get(accountId)) {
-        waiting.delete(accountId)
-        const { month, end: resetsAt } = monthOf(clock())
-        try {
-          const query = sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
-            select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length}, ${sql.json(limits)})`
-          const [r] = await withTimeout(
-            query,
-            timeoutMs,
-            ([late]) => late?.granted && giveBack(accountId, month, late.granted)
-          )
-          if (r.granted > 0) changed(accountId)
-          batch.forEach((w, i) =>
-            i < r.granted
-              ? w.resolve({ accountId, month })
-              : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))
-          )
-        } catch (e) {
-          batch.forEach((w) => w.reject(e))
-        }
-      }
-    } finally {
-      running.delete(accountId)
+      const query = sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
+        select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length}, ${sql.json(limits)})`
+      const [r] = await withTimeout(
+        query,
+        timeoutMs,
+        ([late]) => late?.granted && giveBack(accountId, month, late.granted)
+      )
+      known.set(accountId, { month, left: r.quota_limit === null ? Infinity : Math.max(0, r.quota_limit - r.now_used) })
+      if (r.granted > 0) changed(accountId)
+      batch.forEach((w, i) =>
+        i < r.granted ? w.resolve({ accountId, month }) : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))
+      )
+    } catch (e) {
+      batch.forEach((w) => w.reject(e))
     }
   }
 
@@ -115,13 +126,27 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
         const batch = waiting.get(accountId)
         if (batch) batch.push({ resolve, reject })
         else waiting.set(accountId, [{ resolve, reject }])
-        if (!running.has(accountId)) void drain(accountId)
+        pump(accountId)
       })
     },
 
     async release(r: Reservation) {
       await giveBack(r.accountId, r.month, 1)
+      const k = known.get(r.accountId)
+      if (k?.month === r.month) k.left++
       changed(r.accountId)
+    },
+
+    // Units the account had left after the last reservation this process made for it this month (Infinity when
+    // unlimited), or undefined when this process does not know.
+    unitsLeft(accountId: string): number | undefined {
+      const k = known.get(accountId)
+      return k && k.month === monthOf(clock()).month ? k.left : undefined
+    },
+
+    // Forget what this process knows of the account (its plan changed).
+    forget(accountId: string) {
+      known.delete(accountId)
     },
 
     onChange(fn: (accountId: string) => void) {
