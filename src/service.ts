@@ -8,7 +8,8 @@ import type { Logger } from './ops/log.js'
 import { createMetrics, serveMetrics, type Metrics } from './ops/metrics.js'
 import { migrate } from './storage/migrate.js'
 import { listen, urlOf } from './ops/listen.js'
-import { Agent, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
+import { createDispatcher } from './completions/dispatcher.js'
 import { anthropicAdapter } from './completions/anthropic.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
 import { openaiAdapter } from './completions/openai.js'
@@ -68,8 +69,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const applied = await migrate(db.sql)
   if (applied.length) log.info('migrations applied', { applied })
   const keys = createKeyStore(db.sql, log, { clock: opts.clock })
-  const dispatcher =
-    opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 })
+  const dispatcher = opts.dispatcher ?? createDispatcher()
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
   const quota = createQuota(db.raw, config, clock, config.STUDIO_DB_TIMEOUT_MS)

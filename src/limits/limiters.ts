@@ -2,7 +2,6 @@ import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import { type RateLimiter, SlidingWindow } from './limits.js'
-import { openRedisLimits } from './redis.js'
 
 export interface Limiters {
   // Per API key, STUDIO_RATE_LIMIT in any 60 s.
@@ -27,6 +26,8 @@ export async function openLimiters(config: Config, deps: LimitersDeps): Promise<
   const closeMemory = () => (requests.close(), authFailures.close())
   if (!config.STUDIO_REDIS_URL)
     return { limiter: requests, authFailures, store: () => 'memory', close: async () => closeMemory() }
+  // Loaded only when configured: the Redis client is most of the code behind it, and most servers never need it.
+  const { openRedisLimits } = await import('./redis.js')
   const shared = await openRedisLimits({
     url: config.STUDIO_REDIS_URL,
     timeoutMs: config.STUDIO_REDIS_TIMEOUT_MS,

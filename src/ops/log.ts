@@ -20,7 +20,7 @@ export interface Logger {
 // everything left when the process exits, ends on a crash (an uncaught exception still emits 'exit') or after
 // SIGTERM (serve exits through process.exit). stdout is synchronous on Linux for files, pipes and terminals, so the
 // last write at exit is complete. Only SIGKILL (or a fatal signal nobody handles) can lose the last `flushMs`.
-export function bufferedSink(sink: Sink, { flushMs = 20, maxBytes = 64 * 1024 } = {}): Sink & { flush(): void } {
+function bufferedSink(sink: Sink, { flushMs = 20, maxBytes = 64 * 1024 } = {}): Sink & { flush(): void } {
   let buffered = ''
   let timer: NodeJS.Timeout | null = null
   const flush = () => {

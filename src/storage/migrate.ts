@@ -20,7 +20,10 @@ function loadMigrations(): Migration[] {
 
 // All pending migrations run in one transaction holding an advisory lock, so two processes starting together
 // apply each one exactly once, and a failed migration leaves nothing half-applied.
+// First one read without a transaction: when every migration is applied (every start but the first of a version),
+// that is all, one round trip instead of five before the server listens.
 export async function migrate(sql: Sql, migrations = loadMigrations()): Promise<string[]> {
+  if (await allApplied(sql, migrations)) return []
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(7417263001)`
     await tx`create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())`
@@ -34,4 +37,14 @@ export async function migrate(sql: Sql, migrations = loadMigrations()): Promise<
     }
     return applied
   })
+}
+
+async function allApplied(sql: Sql, migrations: Migration[]): Promise<boolean> {
+  try {
+    const done = new Set((await sql<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name))
+    return migrations.every((m) => done.has(m.name))
+  } catch (e) {
+    if ((e as { code?: string }).code === '42P01') return false // no schema_migrations yet
+    throw e
+  }
 }
