@@ -16,7 +16,7 @@ import { openApiRoute } from './api/openapi.js'
 import { SlidingWindow } from './limits/limits.js'
 import { createQuota } from './limits/quota.js'
 import { createRecorder } from './completions/recorder.js'
-import type { CallOptions, UpstreamConfig } from './completions/upstream.js'
+import type { CallOptions, UpstreamConfig } from './completions/call.js'
 import { healthRoutes, leadsRoute, meRoute } from './api/routes.js'
 
 export interface ServiceOptions {

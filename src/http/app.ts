@@ -71,7 +71,8 @@ const CLIENT_MESSAGES: Partial<Record<ErrorCode, string>> = {
 function endRaw(socket: Duplex, e: ApiError) {
   const body = errorBody(e)
   socket.end(
-    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
       `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`
   )
   setTimeout(() => socket.destroy(), 1000).unref()
@@ -204,7 +205,8 @@ export function createApp(deps: AppDeps) {
     (req, res) => void handle(req, res)
   )
 
-  // An Expect other than 100-continue: Node would answer a bare 417; RFC 9110 lets a server ignore it, and this one does.
+  // An Expect other than 100-continue: Node would answer a bare 417; RFC 9110 lets a server ignore it, and this one
+  // does.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => void handle(req, res))
 
   // What Node's HTTP parser refuses before `handle` sees a request (a malformed request line or header, headers over
