@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net'
-import { createApp, isDatabaseDown } from './http/app.js'
+import { createHttpServer, isDatabaseDown } from './http/server.js'
 import type { Route } from './http/route.js'
 import { createKeyStore, type KeyStore } from './accounts/auth.js'
 import type { Config } from './ops/config.js'
@@ -92,7 +92,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     backoff: opts.backoff,
   }
   const routes = [...apiRoutes(db.sql, keys, completions), ...healthRoutes(db)]
-  const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures, metrics })
+  const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics })
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
   const { port } = server.address() as AddressInfo
