@@ -13,7 +13,7 @@ import { anthropicAdapter } from './completions/anthropic.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
 import { openaiAdapter } from './completions/openai.js'
 import { openApiRoute } from './api/openapi.js'
-import { SlidingWindow } from './limits/limits.js'
+import { openLimiters } from './limits/limiters.js'
 import { createQuota } from './limits/quota.js'
 import { createRecorder } from './completions/recorder.js'
 import type { CallOptions, UpstreamConfig } from './completions/call.js'
@@ -73,9 +73,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
   const quota = createQuota(db.raw, config, clock, config.STUDIO_DB_TIMEOUT_MS)
-  const limiter = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, clock)
-  const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, clock)
   const metrics = opts.metrics ?? createMetrics()
+  const limits = await openLimiters(config, { log, metrics, clock })
+  const { limiter, authFailures } = limits
   metrics.gauge(
     'studio_db_pool_max_connections',
     'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).',
@@ -91,12 +91,15 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS,
     backoff: opts.backoff,
   }
-  const routes = [...apiRoutes(db.sql, keys, completions), ...healthRoutes(db)]
+  const routes = [
+    ...apiRoutes(db.sql, keys, completions),
+    ...healthRoutes(db, () => ({ rate_limiter: limits.store() })),
+  ]
   const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics })
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
   const { port } = server.address() as AddressInfo
-  log.info('listening', { url, database: db.mode })
+  log.info('listening', { url, database: db.mode, pid: process.pid })
   const metricsServer =
     config.STUDIO_METRICS_PORT === undefined
       ? null
@@ -124,8 +127,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           server.closeIdleConnections()
         })
         await metricsServer?.close()
-        limiter.close()
-        authFailures.close()
+        await limits.close()
         await Promise.all([keys.close(), recorder.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()

@@ -26,7 +26,7 @@ export interface Teardown {
 export const issuedKeys: string[] = []
 export const logLines: string[] = []
 
-function captureLogger(level: Config['LOG_LEVEL'] = 'debug'): Logger & { lines: string[] } {
+export function captureLogger(level: Config['LOG_LEVEL'] = 'debug'): Logger & { lines: string[] } {
   const lines: string[] = []
   const sink = { write: (l: string) => (lines.push(l), logLines.push(l)) }
   return Object.assign(createLogger(level, sink, sink), { lines })

@@ -24,7 +24,7 @@ export interface PrivatePostgres {
   thaw(): Promise<void>
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const s = createServer()
     s.once('error', fail)

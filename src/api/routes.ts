@@ -158,7 +158,8 @@ export function leadsRoute(sql: Sql): Route {
   })
 }
 
-export function healthRoutes(db: Database): Route[] {
+// `details` are shown by /readyz without deciding readiness (e.g. where the rate limits live now).
+export function healthRoutes(db: Database, details: () => Record<string, unknown> = () => ({})): Route[] {
   return [
     route({
       method: 'GET',
@@ -173,7 +174,7 @@ export function healthRoutes(db: Database): Route[] {
       uses: ['database'],
       summary: 'The database answers',
       async handle() {
-        if (await db.ready()) return { status: 200, body: { status: 'ready' } }
+        if (await db.ready()) return { status: 200, body: { status: 'ready', details: details() } }
         throw new ApiError('service_unavailable', 'The database is not reachable', undefined, { 'retry-after': '2' })
       },
     }),

@@ -14,7 +14,7 @@ export const commands: Command[] = [
   {
     name: 'serve',
     help: 'serve the API (the default command)',
-    run: ({ config }) => serve(config),
+    run: ({ config, io }) => serve(config, io),
   },
   {
     name: 'migrate',

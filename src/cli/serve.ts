@@ -1,20 +1,33 @@
 import type { Config } from '../ops/config.js'
 import { createLogger } from '../ops/log.js'
 import { startService } from '../service.js'
+import type { Io } from './command.js'
+import { isPrimary, runPrimary, workersProblem } from './workers.js'
 
-// `studio serve`: runs the service until SIGTERM or SIGINT, then closes it (drain, flush, close the pool).
-export async function serve(config: Config): Promise<number> {
+// `studio serve`: runs the service until SIGTERM or SIGINT, then closes it (drain, flush, close the pool). With
+// STUDIO_WORKERS > 1 this process is the cluster primary and each worker it forks runs this same function.
+export async function serve(config: Config, io: Io): Promise<number> {
+  const problem = workersProblem(config)
+  if (problem) {
+    io.err(`studio: ${problem}`)
+    return 2
+  }
   const log = createLogger(config.LOG_LEVEL)
+  if (isPrimary(config)) return runPrimary(config.STUDIO_WORKERS, log)
   const service = await startService(config, { log })
   return new Promise((done) => {
+    let stopping = false
     const stop = (signal: string) => {
+      if (stopping) return
+      stopping = true
       log.info('shutting down', { signal })
       service.close().then(
         () => done(0),
         (e) => (log.error('shutdown failed', {}, e), done(1))
       )
     }
-    process.once('SIGTERM', stop)
+    // `on`, not `once`: a worker may get SIGTERM twice (from its primary and from systemd's whole control group).
+    process.on('SIGTERM', stop)
     process.once('SIGINT', stop)
   })
 }

@@ -1,14 +1,14 @@
 import type { IncomingMessage } from 'node:http'
 import type { KeyStore, Principal } from '../accounts/auth.js'
-import type { SlidingWindow, Verdict } from '../limits/limits.js'
+import type { RateLimiter, Verdict } from '../limits/limits.js'
 import type { Metrics } from '../ops/metrics.js'
 import { ApiError } from './errors.js'
 import { authorizationOf } from './io.js'
 
 export interface AuthenticateDeps {
   keys: KeyStore
-  limiter: SlidingWindow
-  authFailures: SlidingWindow
+  limiter: RateLimiter
+  authFailures: RateLimiter
   metrics?: Metrics
 }
 
@@ -21,7 +21,8 @@ export function createAuthenticator(deps: AuthenticateDeps) {
   const policy = `"default";q=${deps.limiter.limit};w=${deps.limiter.windowMs / 1000}`
   return async function authenticate(req: IncomingMessage, headers: string[]): Promise<Principal> {
     const address = req.socket.remoteAddress ?? ''
-    const blocked = deps.authFailures.check(address)
+    const checked = deps.authFailures.check(address)
+    const blocked = checked instanceof Promise ? await checked : checked
     let principal: Principal
     if (!blocked.ok) {
       // The block stops guessing from this address; a key this process has already verified still works, so
@@ -37,11 +38,15 @@ export function createAuthenticator(deps: AuthenticateDeps) {
         const p = deps.keys.authenticate(authorizationOf(req))
         principal = p instanceof Promise ? await p : p
       } catch (e) {
-        if (e instanceof ApiError && e.code === 'unauthorized') deps.authFailures.hit(address)
+        if (e instanceof ApiError && e.code === 'unauthorized') {
+          const counted = deps.authFailures.hit(address)
+          if (counted instanceof Promise) await counted
+        }
         throw e
       }
     }
-    const v = deps.limiter.hit(principal.prefix)
+    const hit = deps.limiter.hit(principal.prefix)
+    const v = hit instanceof Promise ? await hit : hit
     headers.push('ratelimit-policy', policy, 'ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)
     if (!v.ok) {
       deps.metrics?.refused('rate_limited')

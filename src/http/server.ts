@@ -3,7 +3,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream'
 import { LABEL } from '../accounts/keys.js'
 import type { KeyStore } from '../accounts/auth.js'
-import type { SlidingWindow } from '../limits/limits.js'
+import type { RateLimiter } from '../limits/limits.js'
 import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
@@ -19,8 +19,8 @@ export interface HttpServerDeps {
   keys: KeyStore
   log: Logger
   routes: Route[]
-  limiter: SlidingWindow
-  authFailures: SlidingWindow
+  limiter: RateLimiter
+  authFailures: RateLimiter
   metrics?: Metrics
 }
 

@@ -6,6 +6,17 @@ export interface Verdict {
   resetS: number
 }
 
+// What the HTTP pipeline needs of a rate limiter. The in-memory one answers synchronously; a shared one (Redis)
+// answers with a promise that never rejects (it falls back to memory instead), and the pipeline awaits only then.
+export interface RateLimiter {
+  readonly limit: number
+  readonly windowMs: number
+  // Counts one event for `key` if the window has room.
+  hit(key: string): Verdict | Promise<Verdict>
+  // Whether `key` is at its limit, without counting anything.
+  check(key: string): Verdict | Promise<Verdict>
+}
+
 interface Log {
   times: Float64Array
   head: number
@@ -14,7 +25,7 @@ interface Log {
 
 // An exact sliding-window log per key: at most `limit` events in any window (now - windowMs, now]. Each key keeps a
 // ring of its event times, grown on demand up to `limit`; keys idle for a whole window are swept away.
-export class SlidingWindow {
+export class SlidingWindow implements RateLimiter {
   private logs = new Map<string, Log>()
   private timer: NodeJS.Timeout
 

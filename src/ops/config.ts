@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
 
 const int = (min: number, max: number) =>
@@ -10,6 +11,22 @@ const int = (min: number, max: number) =>
     v.maxValue(max)
   )
 const port = int(0, 65535)
+const redisUrl = v.pipe(
+  v.string(),
+  v.regex(/^rediss?:\/\/./, 'must be a redis:// or rediss:// URL'),
+  v.url('must be a URL')
+)
+const workers = v.union(
+  [
+    v.pipe(
+      v.string(),
+      v.picklist(['auto']),
+      v.transform(() => availableParallelism())
+    ),
+    int(1, 1024),
+  ],
+  'must be a whole number from 1 to 1024 or "auto"'
+)
 const text = v.pipe(v.string(), v.minLength(1, 'must not be empty'))
 const url = v.pipe(v.string(), v.url('must be a URL'))
 const quota = v.union(
@@ -100,6 +117,21 @@ export const settings = {
     default: '30000',
     doc: 'on SIGTERM, how long in-flight requests may finish',
   },
+  STUDIO_REDIS_URL: {
+    schema: redisUrl,
+    doc: 'Redis or Valkey (redis://, rediss://) holding the rate limits shared by every process; unset → in memory',
+  },
+  STUDIO_REDIS_TIMEOUT_MS: {
+    schema: int(1, 60_000),
+    default: '50',
+    doc: 'a Redis call unanswered within this long falls back to the in-memory limiter',
+  },
+  STUDIO_REDIS_PREFIX: { schema: text, default: 'studio:rl:', doc: 'prefix of every Redis key the service writes' },
+  STUDIO_WORKERS: {
+    schema: workers,
+    default: '1',
+    doc: 'processes serving one port (node:cluster); auto = one per core; above 1 needs STUDIO_REDIS_URL',
+  },
   STUDIO_METRICS_PORT: { schema: port, doc: 'port of the Prometheus /metrics listener; unset → off' },
   STUDIO_METRICS_HOST: { schema: text, default: '127.0.0.1', doc: 'address of the /metrics listener' },
 } satisfies Record<string, Setting>
@@ -129,7 +161,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (value === undefined) continue
     const result = v.safeParse(setting.schema, value)
     if (!result.success) {
-      const shown = /KEY|DATABASE_URL/.test(name) ? '' : ` (got ${JSON.stringify(raw)})`
+      const shown = /KEY|DATABASE_URL|REDIS_URL/.test(name) ? '' : ` (got ${JSON.stringify(raw)})`
       throw new ConfigError(name, result.issues[0].message + shown)
     }
     out[name] = result.output

@@ -139,6 +139,8 @@ export interface Metrics {
   refused(reason: Refusal): void
   // A value read at every scrape.
   gauge(name: string, help: string, read: () => number): void
+  // A counter without labels, shown from 0; returns the function that adds one.
+  counter(name: string, help: string): () => void
   render(): string
 }
 
@@ -208,6 +210,12 @@ export function createMetrics(): Metrics {
     },
     gauge(name, help, read) {
       families.push(new Gauge(name, help, read))
+    },
+    counter(name, help) {
+      const counter = new Counter(name, help)
+      counter.inc(undefined, undefined, 0)
+      families.push(counter)
+      return () => counter.inc()
     },
     render() {
       const out: string[] = []

@@ -1,0 +1,48 @@
+import type { Config } from '../ops/config.js'
+import type { Logger } from '../ops/log.js'
+import type { Metrics } from '../ops/metrics.js'
+import { type RateLimiter, SlidingWindow } from './limits.js'
+import { openRedisLimits } from './redis.js'
+
+export interface Limiters {
+  // Per API key, STUDIO_RATE_LIMIT in any 60 s.
+  limiter: RateLimiter
+  // Failed authentications per client address, STUDIO_AUTH_FAIL_LIMIT in any 60 s.
+  authFailures: RateLimiter
+  // Where the limits live now: 'memory' (no STUDIO_REDIS_URL), 'redis', or 'fallback' (Redis fails or is slow).
+  store(): 'memory' | 'redis' | 'fallback'
+  close(): Promise<void>
+}
+
+export interface LimitersDeps {
+  log: Logger
+  metrics: Metrics
+  clock: () => number
+}
+
+// In memory, or shared through Redis when STUDIO_REDIS_URL is set (with the in-memory windows as the fallback).
+export async function openLimiters(config: Config, deps: LimitersDeps): Promise<Limiters> {
+  const requests = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, deps.clock)
+  const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, deps.clock)
+  const closeMemory = () => (requests.close(), authFailures.close())
+  if (!config.STUDIO_REDIS_URL)
+    return { limiter: requests, authFailures, store: () => 'memory', close: async () => closeMemory() }
+  const shared = await openRedisLimits({
+    url: config.STUDIO_REDIS_URL,
+    timeoutMs: config.STUDIO_REDIS_TIMEOUT_MS,
+    prefix: config.STUDIO_REDIS_PREFIX,
+    requests,
+    authFailures,
+    log: deps.log,
+    metrics: deps.metrics,
+  })
+  return {
+    limiter: shared.limiter,
+    authFailures: shared.authFailures,
+    store: () => (shared.fallingBack() ? 'fallback' : 'redis'),
+    async close() {
+      await shared.close()
+      closeMemory()
+    },
+  }
+}

@@ -1,0 +1,117 @@
+import t from 'tap'
+import { startTestServer, testDatabase, type TestServer } from './helpers.js'
+import { haveRedis, privateRedis, uniquePrefix } from './redis.js'
+
+// Redis down or slow is not an outage: each process falls back to its in-memory limiter (logged once, counted,
+// shown in /readyz), no request fails, and the shared limit resumes when Redis answers again.
+
+const skip = haveRedis ? false : 'redis-server is not installed (.ci/run installs it)'
+const ENTER = 'rate limiter: Redis failed or is slow; limiting in this process until it answers'
+const LEAVE = 'rate limiter: Redis answers again; the limits are shared again'
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
+const logged = (s: TestServer, msg: string) => s.log.lines.filter((l) => JSON.parse(l).msg === msg).length
+const store = async (s: TestServer) => ((await (await s.fetch('/readyz')).json()) as any).details?.rate_limiter
+const metric = (s: TestServer, name: string) =>
+  Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(s.metrics.render())?.[1])
+
+async function until(check: () => Promise<boolean>) {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return true
+    await sleep(50)
+  }
+  return false
+}
+
+// Requests from `loops` concurrent loops over the servers and keys until `stop()` says so; returns every status.
+async function load(servers: TestServer[], keys: string[], stop: () => boolean, loops = 6) {
+  const statuses: number[] = []
+  await Promise.all(
+    Array.from({ length: loops }, async (_, l) => {
+      for (let i = l; !stop() && i < 100_000; i++) {
+        const r = await servers[i % servers.length].fetch('/api/v1/me', { key: keys[i % keys.length] })
+        await r.arrayBuffer()
+        statuses.push(r.status)
+      }
+    })
+  )
+  return statuses
+}
+
+t.test('Redis stopped under load, then back', { skip }, async (t) => {
+  const redis = await privateRedis(t)
+  const dbEnv = await testDatabase(t)
+  // A stopped Redis closes the connection: the fallback does not wait for the timeout, which is generous here so
+  // that a busy test machine cannot cause a second, spurious fallback.
+  const env = {
+    STUDIO_REDIS_URL: redis.url,
+    STUDIO_REDIS_PREFIX: uniquePrefix(),
+    STUDIO_REDIS_TIMEOUT_MS: '1000',
+    STUDIO_RATE_LIMIT: '20',
+  }
+  const a = await startTestServer(t, env, { dbEnv })
+  const b = await startTestServer(t, env, { dbEnv })
+  const servers = [a, b]
+  for (const s of servers) t.equal(await store(s), 'redis', 'shared at start')
+  const keys = await Promise.all(Array.from({ length: 8 }, () => a.key()))
+
+  let phase = 'redis'
+  const running = load(servers, keys, () => phase === 'done')
+  await sleep(300)
+  await redis.stop()
+  phase = 'stopped'
+  t.ok(await until(async () => (await Promise.all(servers.map(store))).every((s) => s === 'fallback')), 'fallback')
+  await sleep(500)
+  for (const s of servers) {
+    t.equal((await s.fetch('/readyz')).status, 200, '/readyz stays 200 in fallback')
+    t.equal(logged(s, ENTER), 1, 'fallback logged once per process')
+    t.ok(metric(s, 'studio_ratelimit_fallback_total') > 0, 'fallback decisions counted')
+    t.equal(metric(s, 'studio_ratelimit_redis_fallback'), 1, 'fallback gauge')
+  }
+  await redis.start()
+  t.ok(await until(async () => (await Promise.all(servers.map(store))).every((s) => s === 'redis')), 'back on Redis')
+  await sleep(300)
+  phase = 'done'
+  const statuses = await running
+  t.ok(statuses.length > 50, `load ran (${statuses.length} requests)`)
+  t.same(
+    statuses.filter((s) => s >= 500),
+    [],
+    'no 5xx'
+  )
+  for (const s of servers) {
+    t.equal(logged(s, ENTER), 1, 'still logged once')
+    t.equal(logged(s, LEAVE), 1, 'leaving logged once')
+    t.equal(metric(s, 'studio_ratelimit_redis_fallback'), 0)
+  }
+
+  // The shared limit resumes: a fresh key, alternating over both processes, gets exactly 20.
+  const key = await a.key()
+  const got: number[] = []
+  for (let i = 0; i < 22; i++) got.push((await servers[i % 2].fetch('/api/v1/me', { key })).status)
+  t.same(got, [...Array(20).fill(200), 429, 429], 'shared limit again')
+})
+
+t.test('Redis slow (frozen): requests are not held, then shared again', { skip }, async (t) => {
+  const redis = await privateRedis(t)
+  const s = await startTestServer(t, {
+    STUDIO_REDIS_URL: redis.url,
+    STUDIO_REDIS_PREFIX: uniquePrefix(),
+    STUDIO_REDIS_TIMEOUT_MS: '200',
+  })
+  const key = await s.key()
+  t.equal((await s.fetch('/api/v1/me', { key })).status, 200)
+  redis.freeze()
+  t.teardown(() => redis.thaw())
+  const statuses: number[] = []
+  for (let i = 0; i < 20; i++) statuses.push((await s.fetch('/api/v1/me', { key })).status)
+  t.same(new Set(statuses), new Set([200]), 'every request answered 200 while Redis is frozen')
+  t.equal(await store(s), 'fallback')
+  t.equal(logged(s, ENTER), 1, 'logged once')
+  redis.thaw()
+  t.ok(await until(async () => (await store(s)) === 'redis'), 'back on Redis after the thaw')
+  t.equal(logged(s, LEAVE), 1)
+  const r = await s.fetch('/api/v1/me', { key })
+  // 1 before the freeze + this one are in Redis; the 20 in fallback were counted in memory only.
+  t.equal(r.headers.get('ratelimit'), '"default";r=298;t=60', 'counted in Redis again')
+})
