@@ -7,6 +7,7 @@ import { openDatabase, type Database, type Sql } from './storage/db.js'
 import type { Logger } from './ops/log.js'
 import { createMetrics, serveMetrics, type Metrics } from './ops/metrics.js'
 import { migrate } from './storage/migrate.js'
+import { listen, urlOf } from './ops/listen.js'
 import { Agent, type Dispatcher } from 'undici'
 import { anthropicAdapter } from './completions/anthropic.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
@@ -95,17 +96,17 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     ...healthRoutes(db, () => ({ rate_limiter: limits.store() })),
   ]
   const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures, metrics })
-  await new Promise<void>((ok, fail) => server.once('error', fail).listen(config.PORT, config.HOST, ok))
+  await listen(server, { port: config.PORT, host: config.HOST })
+  const url = urlOf(server, config.HOST)
   const { port } = server.address() as AddressInfo
-  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST
-  log.info('listening', { url: `http://${host}:${port}`, database: db.mode, pid: process.pid })
+  log.info('listening', { url, database: db.mode, pid: process.pid })
   const metricsServer =
     config.STUDIO_METRICS_PORT === undefined
       ? null
       : await serveMetrics(metrics, config.STUDIO_METRICS_HOST, config.STUDIO_METRICS_PORT, log)
   let closing: Promise<void> | undefined
   return {
-    url: `http://${host}:${port}`,
+    url,
     port,
     db,
     metrics,

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import type { Teardown } from './helpers.js'
 
-export interface Seen {
+interface Seen {
   method: string
   path: string
   headers: IncomingMessage['headers']

@@ -10,12 +10,12 @@ import { freePort } from './pg.js'
 // redis-server of the test's own on a free port, for the tests that stop it. `.ci/run` makes sure both can be had.
 
 export const haveRedis = spawnSync('redis-server', ['--version']).status === 0
-export const SHARED_REDIS = 'redis://127.0.0.1:6379'
+const SHARED_REDIS = 'redis://127.0.0.1:6379'
 
 export const uniquePrefix = () => `studio-test:${process.pid}:${Math.random().toString(36).slice(2, 8)}:`
 
 // Whether a Redis answers PING on the port.
-export function pings(port: number, host = '127.0.0.1'): Promise<boolean> {
+function pings(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((ok) => {
     const socket = connect(port, host)
     const done = (answer: boolean) => (socket.destroy(), ok(answer))

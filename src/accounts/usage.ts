@@ -1,33 +1,18 @@
-import type { Config } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
-import { limitFor } from '../limits/quota.js'
+import { type Month, monthOf } from '../limits/month.js'
+import { limitFor, type QuotaLimits } from '../limits/quota.js'
 
 // `studio usage`: per account, one calendar month (UTC): completions answered and failed, tokens, quota used and
 // left. It reads the completions table (one row per upstream call, outcome 'ok' when answered) and quota_usage
 // (units reserved per account and month), which the completions feature's migrations create.
 
-export interface Month {
-  month: string // YYYY-MM-01, as quota_usage.month
-  start: Date
-  end: Date
-}
-
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/
 
 // The month of `now`, or the month named `YYYY-MM`; null for anything else.
 export function usageMonth(spec: number | string): Month | null {
-  let y: number
-  let m: number
-  if (typeof spec === 'number') {
-    const d = new Date(spec)
-    ;[y, m] = [d.getUTCFullYear(), d.getUTCMonth()]
-  } else {
-    const match = MONTH.exec(spec)
-    if (!match) return null
-    ;[y, m] = [Number(match[1]), Number(match[2]) - 1]
-  }
-  const start = new Date(Date.UTC(y, m, 1))
-  return { month: start.toISOString().slice(0, 10), start, end: new Date(Date.UTC(y, m + 1, 1)) }
+  if (typeof spec === 'number') return monthOf(spec)
+  const match = MONTH.exec(spec)
+  return match ? monthOf(Date.UTC(Number(match[1]), Number(match[2]) - 1, 1)) : null
 }
 
 export interface AccountUsage {
@@ -43,12 +28,7 @@ export interface AccountUsage {
   quota_left: number | null
 }
 
-type Quotas = Pick<
-  Config,
-  'STUDIO_QUOTA_FREE' | 'STUDIO_QUOTA_STARTER' | 'STUDIO_QUOTA_PRO' | 'STUDIO_QUOTA_ENTERPRISE'
->
-
-export async function usageByAccount(sql: Sql, month: Month, quotas: Quotas): Promise<AccountUsage[]> {
+export async function usageByAccount(sql: Sql, month: Month, quotas: QuotaLimits): Promise<AccountUsage[]> {
   type Row = Omit<AccountUsage, 'quota_limit' | 'quota_left'>
   const rows = await sql<Row[]>`
       select a.id as account_id, a.plan,

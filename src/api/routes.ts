@@ -73,7 +73,7 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
 // with another body is refused. Concurrent requests with one key meet at the unique index: one inserts, the others
 // read its row. A key older than 24 hours is released and the request creates a new lead.
 const IDEMPOTENCY_HOURS = 24
-export const IdempotencyKey = v.pipe(
+const IdempotencyKey = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(255, 'must be at most 255 characters'),

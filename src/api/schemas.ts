@@ -1,10 +1,10 @@
 import * as v from 'valibot'
 
-export const PLANS = ['FREE', 'STARTER', 'PRO', 'ENTERPRISE'] as const
-export const ROLES = ['owner', 'admin', 'member'] as const
+const PLANS = ['FREE', 'STARTER', 'PRO', 'ENTERPRISE'] as const
+const ROLES = ['owner', 'admin', 'member'] as const
 
 // PostgreSQL text refuses NUL, and lone surrogates cannot be stored as UTF-8: both are refused as input.
-export const text = (max: number, min = 0) =>
+const text = (max: number, min = 0) =>
   v.pipe(
     v.string(),
     v.minLength(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`),
@@ -51,14 +51,14 @@ export const LeadCreated = v.pipe(
   v.title('LeadCreated')
 )
 
-export const User = v.object({
+const User = v.object({
   id: v.pipe(v.string(), v.uuid()),
   email: v.pipe(v.string(), v.email()),
   name: v.nullable(v.string()),
   role: v.pipe(v.picklist(ROLES), v.description('owner, admin or member.')),
 })
 
-export const Quota = v.pipe(
+const Quota = v.pipe(
   v.object({
     limit: v.pipe(
       v.nullable(v.pipe(v.number(), v.integer())),

@@ -1,6 +1,6 @@
 import { int, splitBase, type Adapter, type CompletionCall, type UpstreamConfig } from './upstream.js'
 
-export const ANTHROPIC_VERSION = '2023-06-01'
+const ANTHROPIC_VERSION = '2023-06-01'
 
 // biome-ignore lint/suspicious/noExplicitAny: an upstream JSON body, checked field by field
 type Body = Record<string, any>

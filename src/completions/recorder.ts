@@ -1,7 +1,7 @@
 import type { Sql } from '../storage/db.js'
 import type { Logger } from '../ops/log.js'
 
-export interface CompletionRecord {
+interface CompletionRecord {
   account_id: string
   key_prefix: string
   model_alias: string

@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici'
 import type { Config } from '../ops/config.js'
 import { ApiError } from '../http/errors.js'
 
-export type Alias = 'primary' | 'fast'
+type Alias = 'primary' | 'fast'
 
 export interface CompletionCall {
   model: string
@@ -20,14 +20,14 @@ export interface Usage {
   cache_creation_input_tokens: number
 }
 
-export interface Completion {
+interface Completion {
   model: string
   content: string
   stop_reason: string | null
   usage: Usage
 }
 
-export interface WireRequest {
+interface WireRequest {
   path: string
   headers: Record<string, string>
   body: string
@@ -79,7 +79,7 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
 ])
-export const MAX_RETRIES = 2
+const MAX_RETRIES = 2
 const RETRY_AFTER_CAP_S = 10
 
 export interface CallOptions {

@@ -74,7 +74,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   })
 }
 
-export const MAX_DEPTH = 64
+const MAX_DEPTH = 64
 // Over text that JSON.parse accepted: every string token whole (so brackets and colons inside strings are skipped),
 // an object key being a string followed by a colon. V8 parses any depth, but later code (JSON.stringify, validators)
 // recurses; and JSON.parse keeps the last of two equal keys, silently: both are refused here.
@@ -103,13 +103,13 @@ function checkShape(text: string) {
 }
 
 // Error messages and details quote the caller's input at most this long.
-export const clip = <T extends string | null>(s: T, max = 200): T =>
+const clip = <T extends string | null>(s: T, max = 200): T =>
   (s !== null && s.length > max ? `${s.slice(0, max)}…` : s) as T
 
 const tooLarge = (limit: number) =>
   new ApiError('payload_too_large', `Request body is larger than ${limit} bytes`, { limit }, { connection: 'close' })
 
-export function issuesOf(issues: v.BaseIssue<unknown>[]): Issue[] {
+function issuesOf(issues: v.BaseIssue<unknown>[]): Issue[] {
   return issues.map((i) => {
     const path = clip(v.getDotPath(i))
     if (i.type === 'strict_object' && path && i.expected === 'never') return { path, message: 'is not a known field' }

@@ -4,7 +4,7 @@ import type { Exchange } from './route.js'
 
 // The access log: one JSON line per request on stdout, at level info. It names the route pattern, never the raw
 // URL, and the key by its prefix only: no key, header, body, prompt, completion or lead content reaches it.
-export interface AccessLine {
+interface AccessLine {
   id: string
   method: string
   route: string | null

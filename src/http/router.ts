@@ -1,4 +1,4 @@
-export type Params = Record<string, string>
+type Params = Record<string, string>
 
 interface Entry<R> {
   pattern: RegExp

@@ -1,6 +1,7 @@
 import type { Config } from '../ops/config.js'
 import { deadlineError, type Sql } from '../storage/db.js'
 import { ApiError } from '../http/errors.js'
+import { monthOf } from './month.js'
 
 export interface QuotaStatus {
   limit: number | null
@@ -14,29 +15,24 @@ export interface Reservation {
   month: string
 }
 
-type Limits = Pick<
+export type QuotaLimits = Pick<
   Config,
   'STUDIO_QUOTA_FREE' | 'STUDIO_QUOTA_STARTER' | 'STUDIO_QUOTA_PRO' | 'STUDIO_QUOTA_ENTERPRISE'
 >
 
-export function monthOf(now: number) {
-  const d = new Date(now)
-  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
-  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)
-  return { month: new Date(start).toISOString().slice(0, 10), resetsAt: new Date(next) }
-}
+// The plan → monthly limit table (null: unlimited), the one place it is written: the usage report reads it through
+// limitFor, and studio_quota_reserve receives it whole (sql/008) to look up the plan it reads under the row lock.
+const limitsByPlan = (config: QuotaLimits): Record<string, number | null> => ({
+  FREE: config.STUDIO_QUOTA_FREE,
+  STARTER: config.STUDIO_QUOTA_STARTER,
+  PRO: config.STUDIO_QUOTA_PRO,
+  ENTERPRISE: config.STUDIO_QUOTA_ENTERPRISE,
+})
 
-export function limitFor(config: Limits, plan: string): number | null {
-  switch (plan) {
-    case 'FREE':
-      return config.STUDIO_QUOTA_FREE
-    case 'STARTER':
-      return config.STUDIO_QUOTA_STARTER
-    case 'PRO':
-      return config.STUDIO_QUOTA_PRO
-    default:
-      return config.STUDIO_QUOTA_ENTERPRISE
-  }
+// Plans are checked by the database (accounts.plan); anything else is treated as the unbounded plan, ENTERPRISE.
+export function limitFor(config: QuotaLimits, plan: string): number | null {
+  const limits = limitsByPlan(config)
+  return plan in limits ? limits[plan] : limits.ENTERPRISE
 }
 
 // A reservation the database has not answered in time fails its requests with 503; if it commits later, the units
@@ -66,8 +62,8 @@ interface Waiter {
 // fails. Concurrent reservations of one account in this process are batched into one call of
 // studio_quota_reserve, which grants at most what is left under the limit of the account's current plan while
 // holding the row lock: exact across concurrent requests and across processes, one round trip per batch.
-export function createQuota(sql: Sql, config: Limits, clock: () => number = Date.now, timeoutMs = 0) {
-  const lim = (plan: string) => limitFor(config, plan)
+export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number = Date.now, timeoutMs = 0) {
+  const limits = limitsByPlan(config)
   const waiting = new Map<string, Waiter[]>()
   const running = new Set<string>()
   const listeners: ((accountId: string) => void)[] = []
@@ -78,11 +74,10 @@ export function createQuota(sql: Sql, config: Limits, clock: () => number = Date
     try {
       for (let batch = waiting.get(accountId); batch?.length; batch = waiting.get(accountId)) {
         waiting.delete(accountId)
-        const { month, resetsAt } = monthOf(clock())
+        const { month, end: resetsAt } = monthOf(clock())
         try {
           const query = sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
-            select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length},
-              ${lim('FREE')}, ${lim('STARTER')}, ${lim('PRO')}, ${lim('ENTERPRISE')})`
+            select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length}, ${sql.json(limits)})`
           const [r] = await withTimeout(
             query,
             timeoutMs,
@@ -135,12 +130,12 @@ export function createQuota(sql: Sql, config: Limits, clock: () => number = Date
     now: clock,
     month: () => monthOf(clock()),
     status(plan: string, used: number): QuotaStatus {
-      const limit = lim(plan)
+      const limit = limitFor(config, plan)
       return {
         limit,
         used,
         remaining: limit === null ? null : Math.max(0, limit - used),
-        resets_at: monthOf(clock()).resetsAt.toISOString(),
+        resets_at: monthOf(clock()).end.toISOString(),
       }
     },
   }

@@ -1,4 +1,4 @@
-export const levels = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 } as const
+const levels = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 } as const
 export type Level = keyof typeof levels
 type Fields = Record<string, unknown>
 

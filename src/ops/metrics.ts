@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { ApiError } from '../http/errors.js'
 import { errorBody, sendJson } from '../http/io.js'
+import { listen, urlOf } from './listen.js'
 import type { Logger } from './log.js'
 
 // A tiny Prometheus registry: counters and fixed-bucket histograms keyed by up to two label values (children are
@@ -50,7 +50,7 @@ function header(out: string[], name: string, help: string, type: string) {
   out.push(`# HELP ${name} ${help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} ${type}`)
 }
 
-export class Counter implements Family {
+class Counter implements Family {
   private children: Children<{ value: number }>
   constructor(
     readonly name: string,
@@ -74,7 +74,7 @@ interface HistogramChild {
   count: number
 }
 
-export class Histogram implements Family {
+class Histogram implements Family {
   private children: Children<HistogramChild>
   constructor(
     readonly name: string,
@@ -111,7 +111,7 @@ export class Histogram implements Family {
   }
 }
 
-export class Gauge implements Family {
+class Gauge implements Family {
   constructor(
     readonly name: string,
     readonly help: string,
@@ -123,7 +123,7 @@ export class Gauge implements Family {
   }
 }
 
-export type Refusal = 'rate_limited' | 'quota_exceeded'
+type Refusal = 'rate_limited' | 'quota_exceeded'
 
 // Seconds. Completions can take minutes (STUDIO_UPSTREAM_TIMEOUT_MS defaults to 120 s), hence the long tail.
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
@@ -255,9 +255,8 @@ export async function serveMetrics(metrics: Metrics, host: string, port: number,
     res.end(req.method === 'HEAD' ? undefined : body)
   })
   server.keepAliveTimeout = 5_000
-  await new Promise<void>((ok, fail) => server.once('error', fail).listen(port, host, ok))
-  const { port: bound } = server.address() as AddressInfo
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  await listen(server, { port, host })
+  const url = urlOf(server, host)
   log.info('metrics listening', { url: `${url}/metrics` })
   return {
     url,

@@ -33,7 +33,7 @@ const base = {
 export const deadlineError = (ms: number) =>
   Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })
 
-export function withDeadline(sql: Sql, ms: number): Sql {
+function withDeadline(sql: Sql, ms: number): Sql {
   interface Internals {
     handler: (q: Internals) => void
     resolve: (x: unknown) => void

@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { connect, createServer, type Server } from 'node:net'
 import { join, resolve } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
+import { listen } from '../ops/listen.js'
 
 // The embedded PostgreSQL: one process owns the PGlite data directory and serves it on a unix socket in
 // that directory; every other process (the CLI while `serve` runs, a second server) connects through it.
@@ -67,7 +68,7 @@ export async function startEmbedded(dataDir: string): Promise<EmbeddedServer | n
     conn.once('close', () => handlers.delete(handler))
     handler.attach(conn).catch(() => conn.destroy())
   })
-  await new Promise<void>((ok, fail) => server.once('error', fail).listen(socket, ok))
+  await listen(server, { path: socket })
   return {
     socket,
     async close() {
@@ -96,7 +97,7 @@ const TERMINATE = 0x58
 // PGlite is one backend. Many client connections share it, so a connection keeps the backend from its first
 // message until its exchange ends (Sync or a simple Query outside a transaction): extended-protocol messages
 // of two clients never interleave, and a transaction is never entered by another client's statements.
-export class ExclusiveQueue {
+class ExclusiveQueue {
   private queue: Item[] = []
   private busy = false
   private owner: number | null = null

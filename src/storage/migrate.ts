@@ -9,7 +9,7 @@ export interface Migration {
 
 declare const STUDIO_MIGRATIONS: Migration[] | undefined
 
-export function loadMigrations(): Migration[] {
+function loadMigrations(): Migration[] {
   if (typeof STUDIO_MIGRATIONS !== 'undefined') return STUDIO_MIGRATIONS
   const dir = fileURLToPath(new URL('../../sql/', import.meta.url))
   return readdirSync(dir)
