@@ -8,6 +8,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import postgres from 'postgres'
+import { measureScale } from './scale.mjs'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
@@ -420,6 +421,12 @@ if (dbEnv.DATABASE_URL) {
   )
 } else row('cold start ms', 'n/a', '', null, 'needs DATABASE_URL')
 
+// ---- scaling out (bench/scale.mjs): GET /me with the Redis limiter, and with STUDIO_WORKERS=2
+const scale = await measureScale({
+  ...{ studioEnv, keys, ROUNDS, SECONDS, work, children, cores: cpus().length, pinned: hasTaskset },
+  ...{ start, pin, load, freePort, waitHealthy, median, row, fmt, log },
+})
+
 await build({
   entryPoints: ['bench/limiter-memory.ts'],
   bundle: true,
@@ -468,3 +475,7 @@ const pass = [
 console.log(
   `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare, completions one key overhead ${fmt(busyRatio.p50)}× / ${fmt(busyRatio.p99)}× the relay's (p50 / p99); /me spread ${fmt(meRps / baseRps)}× bare, leads ${fmt(leadsRps / directRps)}× direct, completions +${fmt(added['p50@20'], 3)} ms p50 / +${fmt(added['p99@20'], 3)} ms p99 at c=20, RSS ${fmt(hwmMb, 0)} MB — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
 )
+if (scale)
+  console.log(
+    `scale: GET /me with the Redis limiter ${fmt(scale.limiterRatio)}× the in-memory limiter (target ≥ 0.60); STUDIO_WORKERS=2 ${fmt(scale.workersRatio)}× one process`
+  )

@@ -7,7 +7,8 @@ import type { Recorder } from './recorder.js'
 import { createTickets, refusedOutcome, type Ticket } from './reservation.js'
 import type { Principal } from '../accounts/auth.js'
 import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
-import { callUpstream, notConfigured, UpstreamFailure, type Adapter, type CallOptions, type Usage } from './upstream.js'
+import { type Adapter, type CallOptions, UpstreamFailure, type Usage } from './call.js'
+import { callUpstream, notConfigured } from './upstream.js'
 
 export interface CompletionsDeps {
   quota: Quota

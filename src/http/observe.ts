@@ -24,7 +24,8 @@ function accessJson(x: Exchange, status: number | null, ms: number, aborted: boo
   return aborted ? `${line},"aborted":true` : line
 }
 
-// Returns what app.ts calls as each request starts, or null when neither the log nor metrics want requests.
+// Returns what the HTTP server (server.ts) calls as each request starts, or null when neither the log nor metrics
+// want requests.
 export function requestObserver(log: Logger, metrics: Metrics | undefined): ((x: Exchange) => void) | null {
   const logging = log.enabled('info')
   if (!logging && !metrics) return null
