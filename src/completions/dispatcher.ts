@@ -1,3 +1,4 @@
+/// <reference path="./undici-agent.d.ts" />
 import type { Dispatcher } from 'undici'
 // Only undici's Agent and its request API, not the whole package (fetch, WebSocket, caches, mocks…): the rest is
 // never used here, and the bundle would evaluate it at every start. These are the modules undici's own index.js

@@ -3,9 +3,9 @@ import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import type { Quota, Reservation } from '../limits/quota.js'
 
-// The quota unit of one completion call. When this process knows the account has more units left than it has calls
-// in flight, the reservation runs alongside the upstream call (`overlapped`): the answer still waits for its commit,
-// and a refusal aborts the upstream call. Otherwise (close to the limit, or not known yet) the call waits for the
+// The quota unit of one completion call. When this process knows (and trusts, see Quota.unitsLeft) that the account
+// has many more units left than it has calls in flight, the reservation runs alongside the upstream call
+// (`overlapped`): the answer still waits for its commit, and a refusal aborts the upstream call. Otherwise (close to the limit, or not known yet) the call waits for the
 // reservation before it starts, so refusals cost no upstream tokens in the common case.
 export interface Ticket {
   overlapped: boolean
@@ -21,13 +21,17 @@ export interface Ticket {
 
 const settledWith = (e: unknown) => ({ reservation: null, error: e })
 
+// Overlap only with a wide margin: the count is this process's view, and calls of other processes (or more of this
+// one's arriving in a burst) spend the same units.
+const MARGIN = 4
+
 export function createTickets(quota: Quota, log: Logger, metrics?: Metrics) {
   const calls = new Map<string, number>()
   return function ticket(accountId: string, abort: () => void): Ticket {
     const inFlight = (calls.get(accountId) ?? 0) + 1
     calls.set(accountId, inFlight)
     const left = quota.unitsLeft(accountId)
-    const overlapped = left !== undefined && left > inFlight
+    const overlapped = left !== undefined && left > MARGIN * inFlight
     const settled = quota.reserve(accountId).then(
       (reservation) => ({ reservation, error: null as unknown }),
       (e: unknown) => {

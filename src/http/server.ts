@@ -183,7 +183,10 @@ export function createHttpServer(deps: HttpServerDeps) {
       const r = routeOf(req, res, headers)
       if (!r) return
       exchange.route = r.path
-      if (r.uses.includes('key')) exchange.principal = await authenticate(req, headers)
+      if (r.uses.includes('key')) {
+        const principal = authenticate(req, headers)
+        exchange.principal = principal instanceof Promise ? await principal : principal
+      }
       if (r.body) exchange.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
       else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
       const pending = r.handle(exchange)

@@ -62,6 +62,16 @@ interface Waiter {
 // query wait in PostgreSQL for the row lock (released at that batch's commit), not in this process for its answer.
 const BATCHES_IN_FLIGHT = 2
 
+// What this process knows of an account's units this month, from its own reservations' answers.
+interface Known {
+  month: string
+  left: number
+  used: number
+  trusted: boolean
+  foreignAt: number
+}
+const FOREIGN_MS = 10_000
+
 // The monthly AI quota lives in PostgreSQL. A unit is reserved for each call and given back if the call fails.
 // Concurrent reservations of one account in this process are batched into one call of studio_quota_reserve, which
 // grants at most what is left under the limit of the account's current plan while holding the row lock: exact across
@@ -71,7 +81,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
   const limits = limitsByPlan(config)
   const waiting = new Map<string, Waiter[]>()
   const inFlight = new Map<string, number>()
-  const known = new Map<string, { month: string; left: number }>()
+  const known = new Map<string, Known>()
   const listeners: ((accountId: string) => void)[] = []
   const changed = (accountId: string) => listeners.forEach((fn) => fn(accountId))
 
@@ -89,6 +99,25 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     })
   }
 
+  // What this answer says of the units left. Another process spending the account's units since this one's previous
+  // answer (its count moved by more than what this process did) makes the count untrusted for FOREIGN_MS.
+  function learn(
+    accountId: string,
+    month: string,
+    r: { granted: number; now_used: number; quota_limit: number | null }
+  ) {
+    const prev = known.get(accountId)
+    const seen = prev?.month === month
+    const foreign = seen && r.now_used - r.granted !== prev.used
+    known.set(accountId, {
+      month,
+      left: r.quota_limit === null ? Infinity : Math.max(0, r.quota_limit - r.now_used),
+      used: r.now_used,
+      trusted: seen && !foreign,
+      foreignAt: foreign ? clock() : seen ? prev.foreignAt : Number.NEGATIVE_INFINITY,
+    })
+  }
+
   async function send(accountId: string, batch: Waiter[]) {
     const { month, end: resetsAt } = monthOf(clock())
     try {
@@ -99,7 +128,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
         timeoutMs,
         ([late]) => late?.granted && giveBack(accountId, month, late.granted)
       )
-      known.set(accountId, { month, left: r.quota_limit === null ? Infinity : Math.max(0, r.quota_limit - r.now_used) })
+      learn(accountId, month, r)
       if (r.granted > 0) changed(accountId)
       batch.forEach((w, i) =>
         i < r.granted ? w.resolve({ accountId, month }) : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))
@@ -133,20 +162,19 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     async release(r: Reservation) {
       await giveBack(r.accountId, r.month, 1)
       const k = known.get(r.accountId)
-      if (k?.month === r.month) k.left++
+      if (k?.month === r.month) k.left++, k.used--
       changed(r.accountId)
     },
 
     // Units the account had left after the last reservation this process made for it this month (Infinity when
-    // unlimited), or undefined when this process does not know.
+    // unlimited), or undefined when this process does not know or cannot trust it: before its second answer for the
+    // account this month, and for FOREIGN_MS after another process was seen spending the account's units.
     unitsLeft(accountId: string): number | undefined {
       const k = known.get(accountId)
-      return k && k.month === monthOf(clock()).month ? k.left : undefined
-    },
-
-    // Forget what this process knows of the account (its plan changed).
-    forget(accountId: string) {
-      known.delete(accountId)
+      const now = clock()
+      if (!k || k.month !== monthOf(now).month) return undefined
+      if (k.left === Infinity) return k.left
+      return k.trusted && now - k.foreignAt > FOREIGN_MS ? k.left : undefined
     },
 
     onChange(fn: (accountId: string) => void) {
