@@ -5,8 +5,9 @@ import type { Quota, Reservation } from '../limits/quota.js'
 
 // The quota unit of one completion call. When this process knows (and trusts, see Quota.unitsLeft) that the account
 // has many more units left than it has calls in flight, the reservation runs alongside the upstream call
-// (`overlapped`): the answer still waits for its commit, and a refusal aborts the upstream call. Otherwise (close to the limit, or not known yet) the call waits for the
-// reservation before it starts, so refusals cost no upstream tokens in the common case.
+// (`overlapped`): the answer still waits for its commit, and a refusal aborts the upstream call. Otherwise (close to
+// the limit, or not known yet) the call waits for the reservation before it starts, so refusals cost no upstream
+// tokens in the common case.
 export interface Ticket {
   overlapped: boolean
   // Resolves once the unit is committed; throws the refusal (quota_exceeded, or the database's failure).
