@@ -329,8 +329,8 @@ if (dbEnv.DATABASE_URL) {
 
 // ---- scaling out (bench/scale.mjs): GET /me with the Redis limiter, and with STUDIO_WORKERS=2
 const scale = await measureScale({
-  ...{ studioEnv, keys, ROUNDS, SECONDS, work, children, cores: cpus().length },
-  ...{ start, load, freePort, waitHealthy, median, row, fmt, log },
+  ...{ studioEnv, keys, ROUNDS, SECONDS, work, children, cores: cpus().length, pinned: hasTaskset },
+  ...{ start, pin, load, freePort, waitHealthy, median, row, fmt, log },
 })
 
 await build({

@@ -1,7 +1,7 @@
 // The scaling-out part of `npm run bench`: GET /me with the Redis rate limiter against the in-memory one (servers
 // pinned like the rest of the bench), and STUDIO_WORKERS=2 against one process (servers and load unpinned: on 2 cores
 // the load generator competes with the workers, so the ratio is a floor, not the scaling factor). Uses the Redis in
-// BENCH_REDIS_URL, else the one on 127.0.0.1:6379, else a redis-server of its own.
+// BENCH_REDIS_URL, else a redis-server of its own.
 import { spawn, spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { request } from 'node:http'
@@ -18,17 +18,17 @@ const pings = (port) =>
     s.once('data', (d) => done(d.toString().startsWith('+PONG')))
   })
 
+// BENCH_REDIS_URL, else a redis-server of the bench's own on the load generator's core (it stands for a Redis on
+// another machine: not on the measured server's core), else the machine's on 6379.
 async function redisUrl(c) {
-  if (process.env.BENCH_REDIS_URL) return process.env.BENCH_REDIS_URL
-  if (await pings(6379)) return 'redis://127.0.0.1:6379'
-  if (spawnSync('redis-server', ['--version']).status !== 0) return null
+  if (process.env.BENCH_REDIS_URL) return { url: process.env.BENCH_REDIS_URL, where: 'BENCH_REDIS_URL' }
+  if (spawnSync('redis-server', ['--version']).status !== 0)
+    return (await pings(6379)) ? { url: 'redis://127.0.0.1:6379', where: 'the machine’s, unpinned' } : null
   const port = await c.freePort()
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', ''], {
-    stdio: 'ignore',
-  })
-  c.children.push(server)
+  const [cmd, args] = c.pin(1, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', ''])
+  c.children.push(spawn(cmd, args, { stdio: 'ignore' }))
   for (let i = 0; i < 100 && !(await pings(port)); i++) await new Promise((r) => setTimeout(r, 50))
-  return `redis://127.0.0.1:${port}`
+  return { url: `redis://127.0.0.1:${port}`, where: c.pinned ? 'own, on the load’s core' : 'own' }
 }
 
 // The boot id of whichever process answers a request on a fresh connection.
@@ -79,19 +79,22 @@ function compare(c, a, b, run) {
     ra.push(run(a))
     rb.push(run(b))
   }
-  const bad = [...ra, ...rb].flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
-  return { a: c.median(ra.map((r) => r.rps)), b: c.median(rb.map((r) => r.rps)), bad }
+  const bad = (rs) => [...new Set(rs.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200')))]
+  const [badA, badB] = [bad(ra), bad(rb)]
+  const note = `${badA.length ? `; non-200 (first): ${badA}` : ''}${badB.length ? `; non-200 (second): ${badB}` : ''}`
+  return { a: c.median(ra.map((r) => r.rps)), b: c.median(rb.map((r) => r.rps)), note }
 }
 
-// c: { studioEnv, keys, ROUNDS, SECONDS, work, children, start, load, freePort, waitHealthy, median, row, fmt, log }
+// c: { studioEnv, keys, ROUNDS, SECONDS, work, children, cores, pinned, start, pin, load, freePort, waitHealthy,
+//      median, row, fmt, log }
 export async function measureScale(c) {
   const redis = await redisUrl(c)
-  if (!redis) {
+  if (!redis?.url) {
     c.row('GET /me, Redis limiter vs in memory', 'n/a', '', null, 'no Redis (set BENCH_REDIS_URL)')
     return null
   }
   const prefix = `studio-bench:${process.pid}:`
-  const shared = { ...c.studioEnv, STUDIO_REDIS_URL: redis, STUDIO_REDIS_PREFIX: prefix }
+  const shared = { ...c.studioEnv, STUDIO_REDIS_URL: redis.url, STUDIO_REDIS_PREFIX: prefix }
   const me = (url) => ({ url: `${url}/api/v1/me`, keys: c.keys, connections: 20 })
 
   c.log('GET /me: Redis limiter vs in-memory limiter…')
@@ -105,7 +108,7 @@ export async function measureScale(c) {
     c.fmt(limiter.a, 0),
     c.fmt(limiter.b, 0),
     limiterRatio,
-    `target ≥ 0.60; Redis unpinned${limiter.bad.length ? `; non-200: ${limiter.bad}` : ''}`
+    `target ≥ 0.60; Redis: ${redis.where}${limiter.note}`
   )
 
   const result = { limiterRatio, workersRatio: null }
@@ -124,7 +127,7 @@ export async function measureScale(c) {
     c.fmt(workers.a, 0),
     c.fmt(workers.b, 0),
     result.workersRatio,
-    `both on Redis; servers and load unpinned on ${c.cores} cores: a floor${workers.bad.length ? `; non-200: ${workers.bad}` : ''}`
+    `both on Redis; servers and load unpinned on ${c.cores} cores: a floor${workers.note}`
   )
   return result
 }
