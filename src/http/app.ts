@@ -5,7 +5,7 @@ import type { Principal, KeyStore } from '../accounts/auth.js'
 import type { RateLimiter, Verdict } from '../limits/limits.js'
 import type { Config } from '../ops/config.js'
 import type { Database } from '../storage/db.js'
-import { ApiError, type ErrorCode } from './errors.js'
+import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
 import { LABEL } from '../accounts/keys.js'
 import type { Logger } from '../ops/log.js'
@@ -127,8 +127,10 @@ export function createApp(deps: AppDeps) {
     return principal
   }
 
-  function fail(res: ServerResponse, e: ApiError, headers: string[]) {
-    sendJson(res, e.status, errorBody(e), headers, e.headers)
+  function fail(req: IncomingMessage, res: ServerResponse, e: ApiError, headers: string[]) {
+    const authorization = authorizationOf(req)
+    const twice = authorization === undefined && req.headers.authorization !== undefined
+    sendJson(res, e.status, errorBody(e), headers, protocolHeaders(e, authorization, twice))
   }
 
   function toApiError(e: unknown, id: string, req: IncomingMessage): ApiError {
@@ -189,7 +191,7 @@ export function createApp(deps: AppDeps) {
         res.destroy()
         return
       }
-      fail(res, toApiError(e, id, req), headers)
+      fail(req, res, toApiError(e, id, req), headers)
     }
   }
 
