@@ -17,7 +17,7 @@ const exec = promisify(execFile)
 // - `warpURL`: an in-process server with STUDIO_RATE_LIMIT=2 whose limiter clock jumps forward 58.5 s on
 //   `POST controlURL`, so a 429's Retry-After is about a second instead of a minute.
 // - `refusedURL`: a port nothing listens on; `silentURL`: a server that accepts and never answers.
-export const QUOTA = 3
+export const QUOTA = 5
 
 export async function clientServers(t: Teardown) {
   const flaky = new Map<string, number>()
