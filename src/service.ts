@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net'
-import { createApp, isDatabaseDown } from './http/app.js'
+import { createHttpServer, isDatabaseDown } from './http/server.js'
 import type { Route } from './http/route.js'
 import { createKeyStore, type KeyStore } from './accounts/auth.js'
 import type { Config } from './ops/config.js'
@@ -16,7 +16,7 @@ import { openApiRoute } from './api/openapi.js'
 import { openLimiters } from './limits/limiters.js'
 import { createQuota } from './limits/quota.js'
 import { createRecorder } from './completions/recorder.js'
-import type { CallOptions, UpstreamConfig } from './completions/upstream.js'
+import type { CallOptions, UpstreamConfig } from './completions/call.js'
 import { healthRoutes, leadsRoute, meRoute } from './api/routes.js'
 
 export interface ServiceOptions {
@@ -95,7 +95,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     ...apiRoutes(db.sql, keys, completions),
     ...healthRoutes(db, () => ({ rate_limiter: limits.store() })),
   ]
-  const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures, metrics })
+  const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics })
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
   const { port } = server.address() as AddressInfo

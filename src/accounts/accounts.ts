@@ -31,7 +31,9 @@ export async function createKey(sql: Sql, input: CreateKeyInput): Promise<Create
       if (user) {
         ;({ id: userId, account_id: accountId } = user)
         if (input.name !== undefined || input.role !== undefined) {
-          await tx`update users set name = coalesce(${input.name ?? null}, name), role = coalesce(${input.role ?? null}, role) where id = ${userId}`
+          await tx`
+            update users set name = coalesce(${input.name ?? null}, name), role = coalesce(${input.role ?? null}, role)
+            where id = ${userId}`
         }
         if (input.plan)
           await tx`update accounts set plan = ${input.plan}, updated_at = clock_timestamp() where id = ${accountId}`
@@ -84,7 +86,8 @@ export const listKeys = (sql: Sql) => sql<KeyListing[]>`
 
 export async function revokeKey(sql: Sql, prefix: string): Promise<boolean> {
   const rows = await sql`
-    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = clock_timestamp() where prefix = ${prefix} returning prefix`
+    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = clock_timestamp()
+    where prefix = ${prefix} returning prefix`
   return rows.length === 1
 }
 
@@ -120,7 +123,8 @@ export async function rotateKey(
     if (old.revoked_at) throw new Error(`key ${prefix} is revoked; create a new key instead`)
     const created = await insertKey(tx, old.account_id, old.user_id, expiresAt)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
-      update api_keys set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), updated_at = clock_timestamp()
+      update api_keys
+      set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), updated_at = clock_timestamp()
       where prefix = ${prefix} returning expires_at, now() as now`
     return { ...created, email: old.email, oldExpiresAt: row.expires_at, now: row.now }
   })
