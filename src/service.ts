@@ -5,7 +5,8 @@ import { createKeyStore, type KeyStore } from './accounts/auth.js'
 import type { Config } from './ops/config.js'
 import { openDatabase, type Database, type Sql } from './storage/db.js'
 import type { Logger } from './ops/log.js'
-import { createMetrics, serveMetrics, type Metrics } from './ops/metrics.js'
+import { createMetrics, type Metrics } from './ops/metrics.js'
+import { serveMetrics } from './http/metrics-listener.js'
 import { migrate } from './storage/migrate.js'
 import { listen, urlOf } from './ops/listen.js'
 import { Agent, type Dispatcher } from 'undici'
@@ -67,7 +68,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const db = opts.db ?? (await openDatabase(config))
   const applied = await migrate(db.sql)
   if (applied.length) log.info('migrations applied', { applied })
-  const keys = createKeyStore(db.sql, log, { clock: opts.clock })
+  const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
   const dispatcher =
     opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 })
   const recorder = createRecorder(db.raw, log)

@@ -119,3 +119,21 @@ t.test('Redis slow (frozen): requests are not held, then shared again', { skip }
   // on the thaw); the others made in fallback were counted in this process's memory only.
   t.equal(r.headers.get('ratelimit'), '"default";r=297;t=60', 'counted in Redis again')
 })
+
+t.test('a fallback starts from what this process had counted, not a fresh window', { skip }, async (t) => {
+  const redis = await privateRedis(t)
+  const s = await startTestServer(t, {
+    STUDIO_REDIS_URL: redis.url,
+    STUDIO_REDIS_PREFIX: uniquePrefix(),
+    STUDIO_REDIS_TIMEOUT_MS: '200',
+    STUDIO_RATE_LIMIT: '5',
+  })
+  const key = await s.key()
+  for (let i = 0; i < 5; i++) t.equal((await s.fetch('/api/v1/me', { key })).status, 200, `hit ${i + 1} on Redis`)
+  redis.freeze()
+  t.teardown(() => redis.thaw())
+  const statuses: number[] = []
+  for (let i = 0; i < 5; i++) statuses.push((await s.fetch('/api/v1/me', { key })).status)
+  t.equal(await store(s), 'fallback')
+  t.same(new Set(statuses), new Set([429]), 'the limit still holds in fallback')
+})
