@@ -36,7 +36,8 @@ export function limitFor(config: QuotaLimits, plan: string): number | null {
 }
 
 // A reservation the database has not answered in time fails its requests with 503; if it commits later, the units
-// it granted are given back (withTimeout's onLate), so a slow database never charges for completions that were not made.
+// it granted are given back (withTimeout's onLate), so a slow database never charges for completions that were not
+// made.
 
 interface Waiter {
   resolve: (r: Reservation) => void
