@@ -1,9 +1,10 @@
-// npm run gen:client — regenerates test/generated/studio-api.d.ts from the OpenAPI document the server serves.
+// npm run gen:client — regenerates the TypeScript client's types (clients/typescript/src/openapi.ts) from the
+// OpenAPI document the server serves.
 import { writeFileSync } from 'node:fs'
-import openapiTS, { astToString } from 'openapi-typescript'
 import { buildOpenApi } from '../src/api/openapi.js'
 import { parseConfig } from '../src/ops/config.js'
 import { adapterFor, apiRoutes } from '../src/service.js'
+import { CLIENT_TYPES, clientTypes } from './client-types.js'
 
 const doc = buildOpenApi(
   apiRoutes(
@@ -12,7 +13,4 @@ const doc = buildOpenApi(
     { adapter: adapterFor(parseConfig({})), quota: { onChange() {} } } as never
   )
 )
-writeFileSync(
-  new URL('./generated/studio-api.d.ts', import.meta.url),
-  astToString(await openapiTS(doc as never, { defaultNonNullable: false }))
-)
+writeFileSync(CLIENT_TYPES, await clientTypes(doc))

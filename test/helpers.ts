@@ -137,6 +137,9 @@ export async function spawnServer(t: Teardown, env: Record<string, string>, cwd 
   let output = ''
   child.stderr.on('data', (d) => (output += d))
   const exited = new Promise<number | null>((ok) => child.once('exit', ok))
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') => (child.exitCode === null && child.kill(signal), exited)
+  // Before waiting: a server that never says it listens is killed too, not left running after the test.
+  t.teardown(() => stop('SIGKILL'))
   const url = await new Promise<string>((ok, fail) => {
     child.stdout.on('data', (d) => {
       output += d
@@ -146,7 +149,5 @@ export async function spawnServer(t: Teardown, env: Record<string, string>, cwd 
     void exited.then((code) => fail(new Error(`exited ${code}: ${output}`)))
     setTimeout(() => fail(new Error(`not listening after 30 s: ${output}`)), 30_000).unref()
   })
-  const stop = (signal: NodeJS.Signals = 'SIGTERM') => (child.exitCode === null && child.kill(signal), exited)
-  t.teardown(() => stop('SIGKILL'))
   return { url, stop, output: () => output }
 }

@@ -27,6 +27,7 @@ t.test('two instances behind contrib/nginx.conf share one rate limit', { skip },
     STUDIO_REDIS_URL: await testRedis(t),
     STUDIO_REDIS_PREFIX: uniquePrefix(),
     STUDIO_REDIS_TIMEOUT_MS: '1000',
+    STUDIO_DB_TIMEOUT_MS: '60000',
     STUDIO_RATE_LIMIT: '10',
   }
   const [a, b] = [await spawnServer(t, env), await spawnServer(t, env)]

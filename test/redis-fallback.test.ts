@@ -42,11 +42,13 @@ t.test('Redis stopped under load, then back', { skip }, async (t) => {
   const redis = await privateRedis(t)
   const dbEnv = await testDatabase(t)
   // A stopped Redis closes the connection: the fallback does not wait for the timeout, which is generous here so
-  // that a busy test machine cannot cause a second, spurious fallback.
+  // that a busy test machine cannot cause a second, spurious fallback. So is the database's: the 5xx looked for are
+  // the limiter's, not a slow embedded database's 503.
   const env = {
     STUDIO_REDIS_URL: redis.url,
     STUDIO_REDIS_PREFIX: uniquePrefix(),
     STUDIO_REDIS_TIMEOUT_MS: '1000',
+    STUDIO_DB_TIMEOUT_MS: '60000',
     STUDIO_RATE_LIMIT: '20',
   }
   const a = await startTestServer(t, env, { dbEnv })
@@ -98,6 +100,7 @@ t.test('Redis slow (frozen): requests are not held, then shared again', { skip }
     STUDIO_REDIS_URL: redis.url,
     STUDIO_REDIS_PREFIX: uniquePrefix(),
     STUDIO_REDIS_TIMEOUT_MS: '200',
+    STUDIO_DB_TIMEOUT_MS: '60000',
   })
   const key = await s.key()
   t.equal((await s.fetch('/api/v1/me', { key })).status, 200)
@@ -115,4 +118,22 @@ t.test('Redis slow (frozen): requests are not held, then shared again', { skip }
   // In Redis: 1 before the freeze, this one, and the request that found Redis frozen (its script was sent, and ran
   // on the thaw); the others made in fallback were counted in this process's memory only.
   t.equal(r.headers.get('ratelimit'), '"default";r=297;t=60', 'counted in Redis again')
+})
+
+t.test('a fallback starts from what this process had counted, not a fresh window', { skip }, async (t) => {
+  const redis = await privateRedis(t)
+  const s = await startTestServer(t, {
+    STUDIO_REDIS_URL: redis.url,
+    STUDIO_REDIS_PREFIX: uniquePrefix(),
+    STUDIO_REDIS_TIMEOUT_MS: '200',
+    STUDIO_RATE_LIMIT: '5',
+  })
+  const key = await s.key()
+  for (let i = 0; i < 5; i++) t.equal((await s.fetch('/api/v1/me', { key })).status, 200, `hit ${i + 1} on Redis`)
+  redis.freeze()
+  t.teardown(() => redis.thaw())
+  const statuses: number[] = []
+  for (let i = 0; i < 5; i++) statuses.push((await s.fetch('/api/v1/me', { key })).status)
+  t.equal(await store(s), 'fallback')
+  t.same(new Set(statuses), new Set([429]), 'the limit still holds in fallback')
 })

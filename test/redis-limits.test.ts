@@ -50,6 +50,7 @@ t.test('one service over Redis: headers and /readyz', { skip }, async (t) => {
     STUDIO_REDIS_URL: await testRedis(t),
     STUDIO_REDIS_PREFIX: uniquePrefix(),
     STUDIO_REDIS_TIMEOUT_MS: '1000',
+    STUDIO_DB_TIMEOUT_MS: '60000',
     STUDIO_RATE_LIMIT: '3',
   })
   const key = await s.key()
@@ -86,6 +87,7 @@ t.test('two server processes over one PostgreSQL and one Redis', { skip }, async
     STUDIO_REDIS_PREFIX: uniquePrefix(),
     // Generous: a busy test machine must not push a request into the in-memory fallback (not under test here).
     STUDIO_REDIS_TIMEOUT_MS: '1000',
+    STUDIO_DB_TIMEOUT_MS: '60000',
     STUDIO_RATE_LIMIT: '10',
     STUDIO_AUTH_FAIL_LIMIT: '6',
     LOG_LEVEL: 'info',

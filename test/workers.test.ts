@@ -72,6 +72,7 @@ t.test('two workers on one port', { skip }, async (t) => {
     STUDIO_REDIS_URL: await testRedis(t),
     STUDIO_REDIS_PREFIX: uniquePrefix(),
     STUDIO_REDIS_TIMEOUT_MS: '1000',
+    STUDIO_DB_TIMEOUT_MS: '60000',
     STUDIO_RATE_LIMIT: '100000',
     STUDIO_SHUTDOWN_TIMEOUT_MS: '20000',
     LOG_LEVEL: 'info',

@@ -14,10 +14,17 @@ export async function serve(config: Config, io: Io): Promise<number> {
   }
   const log = createLogger(config.LOG_LEVEL)
   if (isPrimary(config)) return runPrimary(config.STUDIO_WORKERS, log)
+  // The signals are taken before the service starts: a SIGTERM during start (migrations, Redis) stops it as soon
+  // as it stands, instead of killing it outright (which a cluster primary would count as a failure).
+  let early: string | undefined
+  let onSignal = (signal: string) => void (early ??= signal)
+  // `on`, not `once`: a worker may get SIGTERM twice (from its primary and from systemd's whole control group).
+  process.on('SIGTERM', (s) => onSignal(s))
+  process.once('SIGINT', (s) => onSignal(s))
   const service = await startService(config, { log })
   return new Promise((done) => {
     let stopping = false
-    const stop = (signal: string) => {
+    onSignal = (signal: string) => {
       if (stopping) return
       stopping = true
       log.info('shutting down', { signal })
@@ -26,8 +33,6 @@ export async function serve(config: Config, io: Io): Promise<number> {
         (e) => (log.error('shutdown failed', {}, e), done(1))
       )
     }
-    // `on`, not `once`: a worker may get SIGTERM twice (from its primary and from systemd's whole control group).
-    process.on('SIGTERM', stop)
-    process.once('SIGINT', stop)
+    if (early) onSignal(early)
   })
 }

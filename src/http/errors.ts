@@ -46,3 +46,22 @@ export const invalid = (issues: Issue[]) =>
     issues.length === 1 ? `${issues[0].path}: ${issues[0].message}` : `${issues.length} fields are invalid`,
     { issues }
   )
+
+// The headers HTTP requires or recommends with an error's status, added where every error becomes a response:
+// 401 a `WWW-Authenticate` challenge (RFC 6750 §3: no `error` when the request carried no bearer credentials,
+// `invalid_request` when it carried two, else `invalid_token`); 429 and 503 a `Retry-After` (RFC 9110 §10.2.3,
+// RFC 6585 §4) when the thrower gave none; 405 its `Allow` comes from the router (RFC 9110 §15.5.6).
+export function protocolHeaders(e: ApiError, authorization: string | undefined, sentTwice: boolean) {
+  const headers: Record<string, string> = { ...e.headers }
+  if (e.status === 401) {
+    const error = sentTwice
+      ? 'invalid_request'
+      : authorization !== undefined && /^bearer /i.test(authorization)
+        ? 'invalid_token'
+        : undefined
+    headers['www-authenticate'] = `Bearer realm="studio"${error ? `, error="${error}"` : ''}`
+  }
+  if ((e.status === 429 || e.status === 503) && headers['retry-after'] === undefined)
+    headers['retry-after'] = e.status === 429 ? '60' : '2'
+  return headers
+}

@@ -8,8 +8,8 @@ import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import { createAuthenticator } from './authenticate.js'
-import { ApiError, type ErrorCode } from './errors.js'
-import { errorBody, hasBody, readJson, sendJson, validate } from './io.js'
+import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
+import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
 import { requestObserver } from './observe.js'
 import type { Exchange, Route } from './route.js'
 import { Router } from './router.js'
@@ -199,7 +199,9 @@ export function createHttpServer(deps: HttpServerDeps) {
         return
       }
       const error = toApiError(e, id, req, log)
-      sendJson(res, error.status, errorBody(error), headers, error.headers)
+      const authorization = authorizationOf(req)
+      const twice = authorization === undefined && req.headers.authorization !== undefined
+      sendJson(res, error.status, errorBody(error), headers, protocolHeaders(error, authorization, twice))
     }
   }
 

@@ -10,6 +10,7 @@ import type { RateLimiter, SlidingWindow, Verdict } from './limits.js'
 // when there is room. It answers {ok, count, ms until the oldest member leaves the window}.
 const WINDOW_SCRIPT = `
 local key, limit, window, member = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
@@ -59,9 +60,23 @@ export interface RedisLimits {
 const verdict = (limit: number, [ok, count, resetMs]: Reply): Verdict => ({
   ok: ok === 1,
   limit,
-  remaining: limit - count,
+  // Never negative: processes with a lower limit than another's (a rolling change) share the sets.
+  remaining: Math.max(0, limit - count),
   resetS: count > 0 ? Math.max(1, Math.ceil(resetMs / 1000)) : 0,
 })
+
+// The reply, or a timeout error after `ms`. The timeout is decided one turn of the event loop later, after the
+// socket is read: a reply that arrived while the loop was blocked (GC, a large body) still wins, so a busy process
+// does not fall back, and grant a fresh window, for a Redis that answered in time. (ioredis' commandTimeout would.)
+function within<T>(reply: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer within ${ms} ms`))), ms)
+    reply.then(
+      (v) => (clearTimeout(timer), resolve(v)),
+      (e) => (clearTimeout(timer), reject(e))
+    )
+  })
+}
 
 // Resolves once the client is ready, or after `ms` either way.
 const readyWithin = (client: Redis, ms: number) =>
@@ -78,7 +93,6 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
   const { log } = o
   const client = new Redis(o.url, {
     enableAutoPipelining: true,
-    commandTimeout: o.timeoutMs,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: Math.max(1000, o.timeoutMs),
@@ -117,8 +131,7 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     probe = setInterval(() => {
       if (probing) return
       probing = true
-      script
-        .studioWindow(`${o.prefix}probe`, 1, 1, '')
+      within(script.studioWindow(`${o.prefix}probe`, 1, 1, ''), o.timeoutMs)
         .then(leave, () => {})
         .finally(() => (probing = false))
     }, PROBE_MS).unref()
@@ -134,8 +147,13 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     let seq = 0
     const ask = (key: string, member: string, local: (key: string) => Verdict): Verdict | Promise<Verdict> => {
       if (fallback) return fellBack(), local(key)
-      return script.studioWindow(space + key, limit, windowMs, member).then(
-        (r) => verdict(limit, r),
+      return within(script.studioWindow(space + key, limit, windowMs, member), o.timeoutMs).then(
+        (r) => {
+          // What Redis granted is also counted here, so a fallback starts from this process's recent history
+          // instead of a fresh window.
+          if (r[0] === 1 && member) memory.hit(key)
+          return verdict(limit, r)
+        },
         (e) => (enter(e), fellBack(), local(key))
       )
     }

@@ -1,0 +1,41 @@
+"""Client library for the Studio Public REST API: ``Studio`` (sync) and ``AsyncStudio`` (asyncio)."""
+
+from ._client import AsyncStudio, AsyncStudioRaw, Studio, StudioRaw
+from ._core import RawResponse, __version__
+from ._errors import (
+    APIConnectionError,
+    APITimeoutError,
+    AuthenticationError,
+    InvalidRequestError,
+    QuotaExceededError,
+    RateLimitError,
+    ServerError,
+    StudioError,
+)
+from ._types import Caller, Completion, LeadCreated, Message, OpenApiDocument, Quota, Usage, User, Utm
+
+__all__ = [
+    "APIConnectionError",
+    "APITimeoutError",
+    "AsyncStudio",
+    "AsyncStudioRaw",
+    "AuthenticationError",
+    "Caller",
+    "Completion",
+    "InvalidRequestError",
+    "LeadCreated",
+    "Message",
+    "OpenApiDocument",
+    "Quota",
+    "QuotaExceededError",
+    "RateLimitError",
+    "RawResponse",
+    "ServerError",
+    "Studio",
+    "StudioError",
+    "StudioRaw",
+    "Usage",
+    "User",
+    "Utm",
+    "__version__",
+]

@@ -1,0 +1,122 @@
+"""What the sync and async clients share: the requests they make, when to retry, and the raw response."""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, TypeVar
+
+import httpx
+
+from ._errors import StudioError, retry_after_of
+from ._types import Caller, Completion, LeadCreated, Message, Model, OpenApiDocument, Utm
+
+__version__ = "1.0.0"
+DEFAULT_BASE_URL = "http://127.0.0.1:8080/api/v1"
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_RETRIES = 2
+INITIAL_RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
+RETRY_AFTER_CAP = 60.0
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One API call: what to send and how to read a success."""
+
+    method: str
+    path: str
+    parse: Callable[[dict[str, Any], str | None], T]
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class RawResponse(Generic[T]):
+    """A result with its HTTP response: ``status_code``, ``headers`` (RateLimit, Server-Timing, ...)."""
+
+    http_response: httpx.Response
+    _parse: Callable[[dict[str, Any], str | None], T]
+
+    @property
+    def status_code(self) -> int:
+        return self.http_response.status_code
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.http_response.headers
+
+    @property
+    def request_id(self) -> str | None:
+        value: str | None = self.http_response.headers.get("x-request-id")
+        return value
+
+    def parse(self) -> T:
+        return self._parse(self.http_response.json(), self.request_id)
+
+
+def settings(api_key: str | None, base_url: str | None) -> tuple[str, str]:
+    key = api_key if api_key is not None else os.environ.get("STUDIO_API_KEY")
+    if not key:
+        raise StudioError("No API key: pass api_key= or set STUDIO_API_KEY")
+    url = base_url or os.environ.get("STUDIO_BASE_URL") or DEFAULT_BASE_URL
+    return key, url.rstrip("/")
+
+
+def headers_for(api_key: str, default_headers: dict[str, str] | None) -> dict[str, str]:
+    return {
+        "authorization": f"Bearer {api_key}",
+        "accept": "application/json",
+        "user-agent": f"studio-api-python/{__version__}",
+        **(default_headers or {}),
+    }
+
+
+def retry_delay(error: StudioError, attempt: int) -> float | None:
+    """Seconds to wait before retry ``attempt`` (0-based) after ``error``, or None when it must not be retried.
+
+    Connection errors, 408, 409, 429 ``rate_limited`` and 5xx but 501 are retried; Retry-After is used as sent up to
+    RETRY_AFTER_CAP (beyond it the error is raised), else 0.5 s doubling up to 8 s, less up to 25 % jitter.
+    """
+    if error.status is not None and not retryable(error.status, error.code):
+        return None
+    after = retry_after_of(error.headers)
+    if after is None:
+        return min(INITIAL_RETRY_DELAY * 2.0**attempt, MAX_RETRY_DELAY) * (1 - random.random() * 0.25)
+    return None if after > RETRY_AFTER_CAP else after
+
+
+def retryable(status: int, code: str | None) -> bool:
+    return status in (408, 409) or (status == 429 and code == "rate_limited") or (status >= 500 and status != 501)
+
+
+def me_call() -> Call[Caller]:
+    return Call("GET", "/me", Caller.from_json)
+
+
+def openapi_call() -> Call[OpenApiDocument]:
+    return Call("GET", "/openapi.json", OpenApiDocument.from_json)
+
+
+def completion_call(
+    messages: list[Message],
+    model: Model | None,
+    system: str | None,
+    max_tokens: int | None,
+    temperature: float | None,
+) -> Call[Completion]:
+    optional = {"model": model, "system": system, "max_tokens": max_tokens, "temperature": temperature}
+    body: dict[str, Any] = {"messages": messages, **{k: v for k, v in optional.items() if v is not None}}
+    return Call("POST", "/ai/completions", Completion.from_json, body)
+
+
+def lead_call(fields: dict[str, Any], utm: Utm | None, idempotency_key: str | None) -> Call[LeadCreated]:
+    body = {k: v for k, v in fields.items() if v is not None}
+    if utm is not None:
+        body["utm"] = dict(utm)
+    key = idempotency_key or str(uuid.uuid4())
+    return Call("POST", "/leads", LeadCreated.from_json, body, {"idempotency-key": key})

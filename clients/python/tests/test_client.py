@@ -1,0 +1,139 @@
+"""The Python client against a live server: run by test/client-python.test.ts (``npm test``), which starts the
+servers and passes their addresses in STUDIO_TEST_* variables; skipped without them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+from typing import Any
+
+import httpx
+import pytest
+
+from studio_api import (
+    APIConnectionError,
+    APITimeoutError,
+    AsyncStudio,
+    AuthenticationError,
+    InvalidRequestError,
+    QuotaExceededError,
+    RateLimitError,
+    ServerError,
+    Studio,
+)
+
+env = os.environ.get
+pytestmark = pytest.mark.skipif(not env("STUDIO_TEST_PROXY_URL"), reason="run by npm test (test/client-python.test.ts)")
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+HELLO: Any = [{"role": "user", "content": "Hi"}]
+LEAD: dict[str, Any] = {"name": "Ada", "email": "ada@example.com", "service": "web", "message": "Hello"}
+flakes = iter(range(1_000_000))
+
+
+def flaky() -> Any:
+    return [{"role": "user", "content": f"flaky: python {next(flakes)} {os.getpid()} {threading.get_ident()}"}]
+
+
+def counting() -> tuple[list[httpx.Request], httpx.Client]:
+    calls: list[httpx.Request] = []
+    return calls, httpx.Client(event_hooks={"request": [calls.append]})
+
+
+def test_every_method_with_request_ids() -> None:
+    client = Studio()
+    me = client.me()
+    assert me.plan == "FREE" and me.user is not None and me.user.email == "py-client@example.com"
+    assert me.quota.limit == int(env("STUDIO_TEST_QUOTA", "0"))
+    assert me._request_id
+    completion = client.completions.create(messages=HELLO, model="fast", max_tokens=50, temperature=0.5, system="s")
+    assert completion.content == "Hello, world" and completion.usage.input_tokens == 12 and completion._request_id
+    lead = client.leads.create(**LEAD, utm={"source": "py"})
+    assert UUID.match(lead.id) and lead.created_at[:2] == "20" and lead._request_id
+    doc = client.openapi()
+    assert doc["openapi"] == "3.1.0" and doc._request_id
+    raw = client.with_raw_response.completions.create(messages=HELLO)
+    assert raw.status_code == 200 and raw.request_id == raw.parse()._request_id
+    assert "r=" in raw.headers["ratelimit"] and "total;dur=" in raw.headers["server-timing"]
+
+
+def test_each_error_class_from_a_real_response() -> None:
+    with pytest.raises(AuthenticationError) as auth:
+        Studio(api_key="studio_nope").me()
+    assert auth.value.status == 401 and auth.value.code == "unauthorized" and auth.value.request_id
+    assert "invalid_token" in auth.value.headers["www-authenticate"]
+    with pytest.raises(InvalidRequestError) as invalid:
+        Studio().completions.create(messages=HELLO, max_tokens=0)
+    assert invalid.value.status == 422 and invalid.value.issues[0]["path"] == "max_tokens"
+    calls, http = counting()
+    quota = int(env("STUDIO_TEST_QUOTA", "0"))
+    spent = Studio(api_key=env("STUDIO_TEST_QUOTA_KEY"), http_client=http)
+    for _ in range(quota):
+        spent.completions.create(messages=HELLO)
+    with pytest.raises(QuotaExceededError) as over:
+        spent.completions.create(messages=HELLO)
+    assert over.value.code == "quota_exceeded" and over.value.limit == quota and over.value.used == quota
+    assert over.value.resets_at and len(calls) == quota + 1, "quota_exceeded is never retried"
+    with pytest.raises(ServerError) as server:
+        Studio(max_retries=0).completions.create(messages=flaky())
+    assert server.value.status == 503 and server.value.code == "upstream_unavailable" and server.value.request_id
+    limited = Studio(base_url=env("STUDIO_TEST_WARP_URL"), api_key=env("STUDIO_TEST_WARP_KEY_1"), max_retries=0)
+    limited.me()
+    limited.me()
+    with pytest.raises(RateLimitError) as rate:
+        limited.me()
+    assert rate.value.code == "rate_limited" and (rate.value.retry_after or 0) > 0
+
+
+def test_retries_after_an_upstream_503_and_after_a_429_honouring_retry_after() -> None:
+    calls, http = counting()
+    assert Studio(http_client=http).completions.create(messages=flaky()).content == "Hello, world"
+    assert len(calls) == 2, "one retry after the 503"
+    calls, http = counting()
+    limited = Studio(base_url=env("STUDIO_TEST_WARP_URL"), api_key=env("STUDIO_TEST_WARP_KEY_2"), http_client=http)
+    limited.me()
+    httpx.post(env("STUDIO_TEST_CONTROL_URL", ""))
+    limited.me()
+    assert limited.with_raw_response.me().status_code == 200
+    assert len(calls) == 4, "the third call was refused once, then answered after Retry-After"
+
+
+def test_connection_refused_and_a_timeout() -> None:
+    calls, http = counting()
+    with pytest.raises(APIConnectionError) as down:
+        Studio(base_url=env("STUDIO_TEST_REFUSED_URL"), http_client=http).me()
+    assert down.value.status is None and len(calls) == 3, "the first attempt and two retries"
+    with pytest.raises(APITimeoutError):
+        Studio(base_url=env("STUDIO_TEST_SILENT_URL"), timeout=0.2, max_retries=0).me()
+
+
+def test_a_lead_is_created_once_when_the_first_response_is_lost() -> None:
+    calls, http = counting()
+    client = Studio(base_url=env("STUDIO_TEST_PROXY_URL"), http_client=http)
+    raw = client.with_raw_response.leads.create(**LEAD)
+    assert raw.status_code == 201 and raw.headers["idempotent-replayed"] == "true"
+    keys = [c.headers["idempotency-key"] for c in calls]
+    assert len(keys) == 2 and keys[0] == keys[1] and UUID.match(keys[0]), "one key for every attempt"
+    mine = client.leads.create(**LEAD, idempotency_key="py-mine-1")
+    assert Studio().leads.create(**LEAD, idempotency_key="py-mine-1").id == mine.id
+
+
+def test_async_client_same_shape() -> None:
+    async def run() -> None:
+        async with AsyncStudio() as client:
+            me = await client.me()
+            assert me.plan == "FREE" and me._request_id
+            completion = await client.completions.create(messages=HELLO)
+            assert completion.content == "Hello, world"
+            assert (await client.openapi())["openapi"] == "3.1.0"
+            with pytest.raises(InvalidRequestError):
+                await client.leads.create(name="A", email="not an email", service="s", message="m")
+        async with AsyncStudio(base_url=env("STUDIO_TEST_PROXY_URL")) as proxied:
+            raw = await proxied.with_raw_response.leads.create(**LEAD)
+            assert raw.headers["idempotent-replayed"] == "true" and UUID.match(raw.parse().id)
+        async with AsyncStudio(base_url=env("STUDIO_TEST_SILENT_URL"), timeout=0.2, max_retries=0) as silent:
+            with pytest.raises(APITimeoutError):
+                await silent.me()
+
+    asyncio.run(run())

@@ -1,0 +1,27 @@
+export {
+  APIPromise,
+  type Caller,
+  type ClientOptions,
+  type CompletionRequest,
+  type CompletionResponse,
+  type LeadCreated,
+  type LeadInput,
+  type LeadOptions,
+  type OpenApiDocument,
+  Studio,
+  type WithRequestId,
+} from './client.js'
+export type { RawResult, RequestOptions } from './core.js'
+export {
+  APIConnectionError,
+  APITimeoutError,
+  APIUserAbortError,
+  AuthenticationError,
+  InvalidRequestError,
+  type Issue,
+  QuotaExceededError,
+  RateLimitError,
+  ServerError,
+  StudioError,
+} from './errors.js'
+export type { components, operations, paths } from './openapi.js'

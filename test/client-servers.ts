@@ -1,0 +1,106 @@
+import { execFile } from 'node:child_process'
+import { createServer as createHttpServer, request } from 'node:http'
+import { createServer as createTcpServer, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { promisify } from 'node:util'
+import { anthropicMessage, fakeUpstream, json } from './fake-upstream.js'
+import { buildBundle, issuedKeys, spawnServer, startTestServer, type Teardown, testDatabase } from './helpers.js'
+
+const exec = promisify(execFile)
+
+// What the client tests (TypeScript and Python) run against, each file its own set:
+// - `baseURL`: the built bundle (`studio serve`) over a fake Anthropic upstream, plan FREE's quota QUOTA. A
+//   completion whose last message starts with `flaky:` is refused upstream with 503 (Retry-After: 0) three times,
+//   so the server answers 503 once (it retries the upstream twice itself) and the client's retry succeeds.
+// - `proxyURL`: a proxy before it that forwards every request but drops the first response per Idempotency-Key
+//   after the server has answered it (the connection is destroyed instead).
+// - `warpURL`: an in-process server with STUDIO_RATE_LIMIT=2 whose limiter clock jumps forward 58.5 s on
+//   `POST controlURL`, so a 429's Retry-After is about a second instead of a minute.
+// - `refusedURL`: a port nothing listens on; `silentURL`: a server that accepts and never answers.
+export const QUOTA = 5
+
+export async function clientServers(t: Teardown) {
+  const flaky = new Map<string, number>()
+  const upstream = await fakeUpstream(t, (req, res, seen) => {
+    const last = seen.body?.messages?.at(-1)?.content
+    const text = typeof last === 'string' ? last : (last?.[0]?.text ?? '')
+    const n = (flaky.get(text) ?? 0) + 1
+    flaky.set(text, n)
+    if (text.startsWith('flaky:') && n <= 3) {
+      const busy = { type: 'error', error: { type: 'overloaded_error', message: 'busy' } }
+      return json(503, busy, { 'retry-after': '0' })(req, res, seen)
+    }
+    json(200, anthropicMessage())(req, res, seen)
+  })
+  const env = {
+    ...(await testDatabase(t)),
+    ANTHROPIC_API_KEY: 'sk-test',
+    ANTHROPIC_BASE_URL: upstream.url,
+    STUDIO_QUOTA_FREE: String(QUOTA),
+    STUDIO_AUTH_FAIL_LIMIT: '100000',
+  }
+  const server = await spawnServer(t, env)
+  const bin = await buildBundle(t)
+  const key = async (email: string) => {
+    const { stdout } = await exec(process.execPath, [bin, 'keys', 'create', '--email', email], {
+      env: { PATH: process.env.PATH, ...env },
+    })
+    const k = stdout.trim().split('\n').at(-1)!
+    issuedKeys.push(k)
+    return k
+  }
+  let warp = 0
+  const warped = await startTestServer(t, { STUDIO_RATE_LIMIT: '2' }, { clock: () => Date.now() + warp })
+  const control = await listen(
+    t,
+    createHttpServer((_req, res) => ((warp += 58_500), res.end()))
+  )
+  return {
+    baseURL: `${server.url}/api/v1`,
+    proxyURL: `${await dropFirstResponse(t, server.url)}/api/v1`,
+    warpURL: `${warped.url}/api/v1`,
+    warpKey: () => warped.key(),
+    controlURL: control,
+    refusedURL: await refused(),
+    silentURL: await listen(
+      t,
+      createTcpServer(() => {})
+    ),
+    key,
+  }
+}
+
+async function listen(t: Teardown, server: ReturnType<typeof createTcpServer> | ReturnType<typeof createHttpServer>) {
+  const sockets = new Set<Socket>()
+  server.on('connection', (s: Socket) => (sockets.add(s), s.on('close', () => sockets.delete(s))))
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok))
+  t.teardown(() => (sockets.forEach((s) => s.destroy()), new Promise((ok) => server.close(ok))))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+async function refused() {
+  const probe = createTcpServer()
+  await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', ok))
+  const port = (probe.address() as AddressInfo).port
+  await new Promise((ok) => probe.close(ok))
+  return `http://127.0.0.1:${port}/api/v1`
+}
+
+function dropFirstResponse(t: Teardown, target: string) {
+  const seen = new Set<string>()
+  const proxy = createHttpServer((req, res) => {
+    const key = req.headers['idempotency-key']
+    const drop = typeof key === 'string' && !seen.has(key)
+    if (typeof key === 'string') seen.add(key)
+    const out = request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+      const chunks: Buffer[] = []
+      answer.on('data', (c: Buffer) => chunks.push(c))
+      answer.on('end', () => {
+        if (drop) return req.socket.destroy()
+        res.writeHead(answer.statusCode!, answer.headers).end(Buffer.concat(chunks))
+      })
+    })
+    req.pipe(out)
+  })
+  return listen(t, proxy)
+}
