@@ -2,7 +2,8 @@
 import type { Dispatcher } from 'undici'
 // Only undici's Agent and its request API, not the whole package (fetch, WebSocket, caches, mocks…): the rest is
 // never used here, and the bundle would evaluate it at every start. These are the modules undici's own index.js
-// requires; index.js also puts `request` on Dispatcher.prototype, which is done here for this Agent alone.
+// requires; index.js also puts `request` on Dispatcher.prototype, which is done here for this Agent alone. These
+// paths are not a public API, so package.json pins undici to patch releases (~7.30); the bundle test catches a move.
 import Agent from 'undici/lib/dispatcher/agent.js'
 import request from 'undici/lib/api/api-request.js'
 
