@@ -23,6 +23,13 @@ export interface AppDeps {
   limiter: RateLimiter
   authFailures: RateLimiter
   metrics?: Metrics
+  // Pages outside the API (the dashboard): the paths it owns are handed to it whole, after the request id is chosen.
+  pages?: PageHandler
+}
+
+interface PageHandler {
+  owns(path: string): boolean
+  handle(req: IncomingMessage, res: ServerResponse, id: string, headers: string[]): Promise<void>
 }
 
 const DB_DOWN = new Set([
@@ -157,6 +164,10 @@ export function createApp(deps: AppDeps) {
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)
+    if (deps.pages?.owns(path)) {
+      exchange.route = '/dashboard'
+      return deps.pages.handle(req, res, id, headers)
+    }
     try {
       if (req.headers.host === undefined && req.httpVersionMinor === 1)
         throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
