@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net'
-import { createApp, isDatabaseDown } from './http/app.js'
+import { createHttpServer, isDatabaseDown } from './http/server.js'
 import type { Route } from './http/route.js'
 import { createKeyStore, type KeyStore } from './accounts/auth.js'
 import type { Config } from './ops/config.js'
@@ -16,7 +16,7 @@ import { openApiRoute } from './api/openapi.js'
 import { openLimiters } from './limits/limiters.js'
 import { createQuota } from './limits/quota.js'
 import { createRecorder } from './completions/recorder.js'
-import type { CallOptions, UpstreamConfig } from './completions/upstream.js'
+import type { CallOptions, UpstreamConfig } from './completions/call.js'
 import { healthRoutes, leadsRoute, meRoute } from './api/routes.js'
 import { createDashboard } from './dashboard/dashboard.js'
 
@@ -102,7 +102,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     config.STUDIO_DASHBOARD === 'on'
       ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
       : undefined
-  const { server } = createApp({ config, db, keys, log, routes, limiter, authFailures, metrics, pages })
+  const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics, pages })
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
   publicUrl ||= url

@@ -96,7 +96,8 @@ export const listKeys = (sql: Sql) => sql<KeyListing[]>`
 
 export async function revokeKey(sql: Sql, prefix: string): Promise<boolean> {
   const rows = await sql`
-    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = clock_timestamp() where prefix = ${prefix} returning prefix`
+    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = clock_timestamp()
+    where prefix = ${prefix} returning prefix`
   return rows.length === 1
 }
 
@@ -142,7 +143,9 @@ export async function rotateKey(
       createdBy: old.created_by,
     })
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
-      update api_keys set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), rotated_at = now(), updated_at = clock_timestamp()
+      update api_keys
+      set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), rotated_at = now(),
+        updated_at = clock_timestamp()
       where prefix = ${prefix} returning expires_at, now() as now`
     return { ...created, email: old.email, oldExpiresAt: row.expires_at, now: row.now }
   })

@@ -44,7 +44,8 @@ export async function usageByAccount(
              coalesce(q.used, 0)::int as quota_used
       from accounts a
       left join (
-        select account_id, count(*) filter (where outcome = 'ok') as completions, count(*) filter (where outcome <> 'ok') as failed,
+        select account_id, count(*) filter (where outcome = 'ok') as completions,
+               count(*) filter (where outcome <> 'ok') as failed,
                sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens
         from completions where created_at >= ${month.start} and created_at < ${month.end} group by account_id
       ) c on c.account_id = a.id

@@ -79,8 +79,9 @@ const IdempotencyKey = v.pipe(
   v.maxLength(255, 'must be at most 255 characters'),
   v.regex(/^[\x20-\x7e]+$/, 'must be printable ASCII'),
   v.description(
-    `Makes a retry safe: a request with the key and body of one made in the last ${IDEMPOTENCY_HOURS} hours (by any key of the ` +
-      'same account) answers the lead that one created instead of creating another; the same key with another body is ' +
+    `Makes a retry safe: a request with the key and body of one made in the last ${IDEMPOTENCY_HOURS} hours ` +
+      '(by any key of the same account) answers the lead that one created instead of creating another; ' +
+      'the same key with another body is ' +
       'refused (422 idempotency_key_reused). 1 to 255 printable ASCII characters, e.g. a UUID.'
   )
 )
@@ -121,7 +122,8 @@ export function leadsRoute(sql: Sql): Route {
         headers: {
           'Idempotent-Replayed': {
             description:
-              'Present, `true`, when this answer repeats the one given to an earlier request with the same Idempotency-Key.',
+              'Present, `true`, when this answer repeats the one given to an earlier request with the same ' +
+              'Idempotency-Key.',
             schema: { type: 'string', enum: ['true'] },
           },
         },
@@ -135,7 +137,8 @@ export function leadsRoute(sql: Sql): Route {
         const [row] = await insert(principal, body, key, hash)
         if (row) return created(row)
         const [prior] = await sql<(LeadRow & { request_sha256: Buffer; fresh: boolean })[]>`
-          select id, created_at, request_sha256, created_at > now() - make_interval(hours => ${IDEMPOTENCY_HOURS}) as fresh
+          select id, created_at, request_sha256,
+                 created_at > now() - make_interval(hours => ${IDEMPOTENCY_HOURS}) as fresh
           from leads where account_id = ${principal.accountId} and idempotency_key = ${key}`
         if (!prior) continue // released meanwhile: insert again
         if (!prior.fresh) {

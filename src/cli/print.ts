@@ -6,7 +6,8 @@ import type { Io } from './command.js'
 export function printKey(io: Io, k: CreatedKey, email: string | null | undefined) {
   io.out(`account ${k.accountId} (plan ${k.plan})${k.userId ? `, user ${k.userId} <${email}>` : ', no user'}`)
   io.out(
-    `key ${k.prefix} created${k.expiresAt ? `, expires ${k.expiresAt.toISOString()}` : ''}; it is shown once, store it now:`
+    `key ${k.prefix} created${k.expiresAt ? `, expires ${k.expiresAt.toISOString()}` : ''}; ` +
+      'it is shown once, store it now:'
   )
   io.out(k.key)
 }

@@ -12,7 +12,10 @@ export function workersProblem(config: Config): string | null {
   if (!config.DATABASE_URL)
     return `STUDIO_WORKERS=${n} needs DATABASE_URL: the embedded database serves one process (use STUDIO_WORKERS=1)`
   if (!config.STUDIO_REDIS_URL)
-    return `STUDIO_WORKERS=${n} needs STUDIO_REDIS_URL: each worker would keep its own rate limits, ${n} times the limit`
+    return (
+      `STUDIO_WORKERS=${n} needs STUDIO_REDIS_URL: ` +
+      `each worker would keep its own rate limits, ${n} times the limit`
+    )
   return null
 }
 

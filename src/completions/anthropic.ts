@@ -1,4 +1,4 @@
-import { int, splitBase, type Adapter, type CompletionCall, type UpstreamConfig } from './upstream.js'
+import { type Adapter, type CompletionCall, int, splitBase, type UpstreamConfig } from './call.js'
 
 const ANTHROPIC_VERSION = '2023-06-01'
 

@@ -6,7 +6,8 @@ import type { Metrics } from '../ops/metrics.js'
 import type { Quota } from '../limits/quota.js'
 import type { Recorder } from './recorder.js'
 import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
-import { callUpstream, notConfigured, UpstreamFailure, type Adapter, type CallOptions, type Usage } from './upstream.js'
+import { type Adapter, type CallOptions, UpstreamFailure, type Usage } from './call.js'
+import { callUpstream, notConfigured } from './upstream.js'
 
 export interface CompletionsDeps {
   quota: Quota

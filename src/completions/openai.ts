@@ -1,4 +1,4 @@
-import { int, splitBase, type Adapter, type CompletionCall, type UpstreamConfig } from './upstream.js'
+import { type Adapter, type CompletionCall, int, splitBase, type UpstreamConfig } from './call.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: an upstream JSON body, checked field by field
 type Body = Record<string, any>

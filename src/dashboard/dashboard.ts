@@ -51,7 +51,7 @@ function cookieOf(req: IncomingMessage, name: string): string | null {
   return null
 }
 
-// The dashboard: server-rendered pages under /dashboard on the API's listener (app.ts hands it those paths).
+// The dashboard: server-rendered pages under /dashboard on the API's listener (http/server.ts hands it those paths).
 export function createDashboard(deps: DashboardDeps, log: Logger) {
   const attempts = {
     address: new SlidingWindow(20, 60_000, deps.clock),

@@ -120,12 +120,8 @@ function issuesOf(issues: v.BaseIssue<unknown>[]): Issue[] {
 
 export function validate<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw invalid([
-      {
-        path: '',
-        message: `must be a JSON object, got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}`,
-      },
-    ])
+    const got = input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input
+    throw invalid([{ path: '', message: `must be a JSON object, got ${got}` }])
   }
   const result = v.safeParse(schema, input)
   if (!result.success) throw invalid(issuesOf(result.issues))

@@ -15,7 +15,8 @@ interface AccessLine {
   aborted?: true
 }
 
-// Returns what app.ts calls as each request starts, or null when neither the log nor metrics want requests.
+// Returns what the HTTP server (server.ts) calls as each request starts, or null when neither the log nor metrics
+// want requests.
 export function requestObserver(log: Logger, metrics: Metrics | undefined): ((x: Exchange) => void) | null {
   const logging = log.enabled('info')
   if (!logging && !metrics) return null

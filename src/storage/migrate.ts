@@ -23,7 +23,10 @@ function loadMigrations(): Migration[] {
 export async function migrate(sql: Sql, migrations = loadMigrations()): Promise<string[]> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(7417263001)`
-    await tx`create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())`
+    await tx`
+      create table if not exists schema_migrations (
+        name text primary key, applied_at timestamptz not null default now()
+      )`
     const done = new Set((await tx<{ name: string }[]>`select name from schema_migrations`).map((r) => r.name))
     const applied: string[] = []
     for (const m of migrations) {

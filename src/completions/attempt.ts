@@ -1,0 +1,131 @@
+import type { Dispatcher } from 'undici'
+import { ApiError } from '../http/errors.js'
+import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type WireRequest } from './call.js'
+
+// One attempt of an upstream call, and what its answer or its error means: the completion, a failure worth another
+// attempt (an overloaded or unreachable upstream), or a failure that ends the call (thrown).
+
+const RETRYABLE_STATUS = (s: number) => s === 429 || s === 529 || s >= 500
+const CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+])
+
+const unavailable = (message: string, retryAfterS: number | null) => {
+  const seconds = Math.ceil(Math.min(retryAfterS ?? 5, 60))
+  return new ApiError('upstream_unavailable', message, undefined, { 'retry-after': String(seconds) })
+}
+
+const parseRetryAfter = (v: string | string[] | undefined): number | null => {
+  const s = Array.isArray(v) ? v[0] : v
+  if (!s) return null
+  const n = Number(s)
+  if (Number.isFinite(n)) return Math.max(0, n)
+  const at = Date.parse(s)
+  return Number.isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000)
+}
+
+async function readJson(body: Dispatcher.ResponseData['body']): Promise<unknown> {
+  const text = await body.text()
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+export type Outcome = { done: Attempted } | { retry: UpstreamFailure; retryAfter: number | null }
+
+interface Try {
+  attempt: number
+  requestId: string | null
+}
+
+const failure = (t: Try, outcome: string, api: ApiError) => new UpstreamFailure(api, outcome, t.attempt, t.requestId)
+export const clientGone = (t: Try) =>
+  failure(t, 'client_closed', new ApiError('upstream_error', 'The client went away'))
+export const timedOut = (t: Try, ms: number) =>
+  failure(t, 'upstream_timeout', new ApiError('upstream_timeout', `The upstream did not answer within ${ms} ms`))
+
+export async function attempt(
+  adapter: Adapter,
+  wire: WireRequest,
+  opts: CallOptions,
+  signal: AbortSignal,
+  deadline: { aborted: boolean },
+  n: number
+): Promise<Outcome> {
+  const t: Try = { attempt: n, requestId: null }
+  try {
+    const res = await opts.dispatcher.request({
+      origin: adapter.origin,
+      path: wire.path,
+      method: 'POST',
+      headers: wire.headers,
+      body: wire.body,
+      signal,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    })
+    const rid = res.headers[adapter.requestIdHeader]
+    t.requestId = typeof rid === 'string' ? rid.slice(0, 200) : null
+    return judgeAnswer(adapter, res, await readJson(res.body), t, opts)
+  } catch (e) {
+    return judgeError(e, t, opts, deadline)
+  }
+}
+
+function judgeAnswer(
+  adapter: Adapter,
+  res: Pick<Dispatcher.ResponseData, 'statusCode' | 'headers'>,
+  body: unknown,
+  t: Try,
+  opts: CallOptions
+): Outcome {
+  const status = res.statusCode
+  if (status >= 200 && status < 300) {
+    try {
+      return { done: { completion: adapter.parse(body), requestId: t.requestId, attempts: t.attempt } }
+    } catch (e) {
+      const message = `The upstream answered something we cannot read: ${(e as Error).message}`
+      throw failure(t, 'upstream_garbage', new ApiError('upstream_error', message))
+    }
+  }
+  const message = adapter.errorMessage(body) ?? `status ${status}`
+  if (status === 402 || (status >= 400 && status < 500 && adapter.spendLimit(status, body)))
+    throw failure(t, 'upstream_spend_limit', unavailable('The upstream spend limit or credit is exhausted', 60))
+  if (status === 400 || status === 422) {
+    const details = { issues: [{ path: '', message }], upstream_status: status }
+    const refused = new ApiError('invalid_request', `The model refused the request: ${message}`, details)
+    throw failure(t, 'upstream_invalid_request', refused)
+  }
+  if (status === 401 || status === 403) {
+    opts.onAuthFailure?.(status)
+    throw failure(t, 'upstream_auth', new ApiError('upstream_error', 'The upstream refused our credentials'))
+  }
+  if (!RETRYABLE_STATUS(status))
+    throw failure(t, 'upstream_error', new ApiError('upstream_error', `The upstream answered ${status}: ${message}`))
+  const retryAfter = parseRetryAfter(res.headers['retry-after'])
+  const busy = unavailable(`The upstream is unavailable (${status}); try again later`, retryAfter)
+  return { retry: failure(t, 'upstream_unavailable', busy), retryAfter }
+}
+
+function judgeError(e: unknown, t: Try, opts: CallOptions, deadline: { aborted: boolean }): Outcome {
+  if (e instanceof UpstreamFailure) throw e
+  if (opts.signal.aborted) throw clientGone(t)
+  if (deadline.aborted) throw timedOut(t, opts.timeoutMs)
+  if (!CONNECTION_CODES.has((e as { code?: string }).code ?? ''))
+    throw failure(t, 'upstream_error', new ApiError('upstream_error', 'The upstream call failed'))
+  const unreachable = unavailable('The upstream is unreachable; try again later', null)
+  return { retry: failure(t, 'upstream_unreachable', unreachable), retryAfter: null }
+}

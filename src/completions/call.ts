@@ -1,0 +1,96 @@
+import type { Dispatcher } from 'undici'
+import type { ApiError } from '../http/errors.js'
+import type { Config } from '../ops/config.js'
+
+// What an upstream call is: the call, the adapter that puts it on the wire of one upstream protocol, the answer and
+// the failure, whatever the protocol.
+
+type Alias = 'primary' | 'fast'
+
+export interface CompletionCall {
+  model: string
+  messages: { role: 'user' | 'assistant'; content: string }[]
+  system?: string
+  max_tokens: number
+  temperature?: number
+}
+
+export interface Usage {
+  input_tokens: number
+  output_tokens: number
+  cache_read_input_tokens: number
+  cache_creation_input_tokens: number
+}
+
+interface Completion {
+  model: string
+  content: string
+  stop_reason: string | null
+  usage: Usage
+}
+
+export interface WireRequest {
+  path: string
+  headers: Record<string, string>
+  body: string
+}
+
+// One adapter per upstream wire format: how to ask, how to read the answer, how to read an error.
+export interface Adapter {
+  name: string
+  origin: string
+  models: Record<Alias, string>
+  notConfigured: string | null
+  requestIdHeader: string
+  request(call: CompletionCall): WireRequest
+  parse(body: unknown): Completion
+  errorMessage(body: unknown): string | null
+  spendLimit(status: number, body: unknown): boolean
+}
+
+export interface Attempted {
+  completion: Completion
+  requestId: string | null
+  attempts: number
+}
+
+// How one call is made: through which dispatcher, within how long, until which signal aborts it.
+export interface CallOptions {
+  dispatcher: Dispatcher
+  timeoutMs: number
+  signal: AbortSignal
+  retries?: number
+  backoff?: (attempt: number, retryAfterS: number | null) => number
+  onAuthFailure?: (status: number) => void
+}
+
+// A failed upstream call: `api` is what the caller gets; `outcome` what the completions table records.
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly api: ApiError,
+    readonly outcome: string,
+    readonly attempts: number,
+    readonly requestId: string | null = null
+  ) {
+    super(api.message)
+  }
+}
+
+export type UpstreamConfig = Pick<
+  Config,
+  | 'STUDIO_UPSTREAM'
+  | 'ANTHROPIC_API_KEY'
+  | 'ANTHROPIC_BASE_URL'
+  | 'OPENAI_BASE_URL'
+  | 'OPENAI_API_KEY'
+  | 'STUDIO_MODEL_PRIMARY'
+  | 'STUDIO_MODEL_FAST'
+>
+
+export const int = (n: unknown) =>
+  typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, 2 ** 31 - 1) : 0
+
+export function splitBase(url: string): { origin: string; prefix: string } {
+  const u = new URL(url)
+  return { origin: u.origin, prefix: u.pathname.replace(/\/+$/, '') }
+}

@@ -1,0 +1,220 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { LABEL } from '../accounts/keys.js'
+import type { KeyStore } from '../accounts/auth.js'
+import type { RateLimiter } from '../limits/limits.js'
+import type { Config } from '../ops/config.js'
+import type { Logger } from '../ops/log.js'
+import type { Metrics } from '../ops/metrics.js'
+import { createAuthenticator } from './authenticate.js'
+import { ApiError, type ErrorCode } from './errors.js'
+import { errorBody, hasBody, readJson, sendJson, validate } from './io.js'
+import { requestObserver } from './observe.js'
+import type { Exchange, Route } from './route.js'
+import { Router } from './router.js'
+
+export interface HttpServerDeps {
+  config: Config
+  keys: KeyStore
+  log: Logger
+  routes: Route[]
+  limiter: RateLimiter
+  authFailures: RateLimiter
+  metrics?: Metrics
+  // Pages outside the API (the dashboard): the paths it owns are handed to it whole, after the request id is chosen.
+  pages?: PageHandler
+}
+
+interface PageHandler {
+  owns(path: string): boolean
+  handle(req: IncomingMessage, res: ServerResponse, id: string, headers: string[]): Promise<void>
+}
+
+// The errors that mean the database cannot be reached or cannot serve right now (the driver's connection codes,
+// the per-query deadline, PostgreSQL's shutdown, resource and connection classes): a request that meets one answers
+// 503, never 500.
+const DB_DOWN = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOENT',
+  'EPIPE',
+  'ETIMEDOUT',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'QUERY_DEADLINE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '57014',
+  '53000',
+  '53100',
+  '53200',
+  '53300',
+  '53400',
+  '25006',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+])
+export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
+
+const CLIENT_ERRORS: Record<string, ErrorCode> = {
+  HPE_HEADER_OVERFLOW: 'header_too_large',
+  ERR_HTTP_REQUEST_TIMEOUT: 'request_timeout',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'payload_too_large',
+}
+const CLIENT_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  header_too_large: 'The request headers are larger than 16 KiB',
+  request_timeout: 'The request was not received in time',
+  payload_too_large: 'The chunk extensions are too large',
+}
+
+function endRaw(socket: Duplex, e: ApiError) {
+  const body = errorBody(e)
+  socket.end(
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`
+  )
+  setTimeout(() => socket.destroy(), 1000).unref()
+}
+
+function answerParserErrors(server: Server, log: Logger) {
+  // What Node's HTTP parser refuses before `handle` sees a request (a malformed request line or header, headers over
+  // maxHeaderSize, a client too slow to send its request) is answered with the Error body too, written raw, and the
+  // connection ends. Never logged with the raw bytes: they may hold a key.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    log.debug('client error', { code: err.code })
+    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy()
+      return
+    }
+    const code = CLIENT_ERRORS[err.code ?? ''] ?? 'bad_request'
+    endRaw(socket, new ApiError(code, CLIENT_MESSAGES[code] ?? 'The request is not valid HTTP/1.1'))
+  })
+  // Node would close a CONNECT (a proxy's method) without a word.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) =>
+    endRaw(socket, new ApiError('bad_request', 'CONNECT is not supported'))
+  )
+}
+
+const bootId = randomBytes(4).toString('hex')
+let seq = 0
+const REQUEST_ID = /^[\w.:-]{1,128}$/
+// A caller's request id is logged: one that looks like a key (say, pasted into the wrong header) is replaced.
+const KEY_LIKE = new RegExp(`(^${LABEL}_)|(${LABEL}_[0-9A-Za-z]{12}_)`)
+
+// The caller's own x-request-id when it sends a sane one, else this process's next: boot id and a counter.
+function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id']
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) && !KEY_LIKE.test(incoming)
+    ? incoming
+    : `${bootId}-${(++seq).toString(36)}`
+}
+
+// The one place an error becomes a response: an ApiError as it is, a database that cannot be reached as 503,
+// anything else as a logged 500 that shows nothing of the error.
+function toApiError(e: unknown, id: string, req: IncomingMessage, log: Logger): ApiError {
+  if (e instanceof ApiError) return e
+  if (isDatabaseDown(e)) {
+    log.warn('database unavailable', { id, err: String((e as Error).message) })
+    return new ApiError('service_unavailable', 'The database is not reachable; try again shortly', undefined, {
+      'retry-after': '2',
+    })
+  }
+  log.error('unhandled error', { id, method: req.method, path: req.url?.split('?')[0] }, e)
+  return new ApiError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs')
+}
+
+function serverOptions(config: Config) {
+  const requestTimeout = config.STUDIO_REQUEST_TIMEOUT_MS
+  const headersTimeout = Math.min(config.STUDIO_HEADERS_TIMEOUT_MS, requestTimeout)
+  return {
+    requestTimeout,
+    headersTimeout,
+    // Node looks for expired requests every 30 s by default: a slow client would hold on for up to 30 s more.
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeout / 4)),
+    keepAliveTimeout: 5_000,
+    maxHeaderSize: 16 * 1024,
+    // Node answers a missing Host with a bare 400; `handle` does, with the Error body.
+    requireHostHeader: false,
+  }
+}
+
+// The API's HTTP server: each request goes through one pipeline (request id, route match, key and rate limit, body,
+// handler, and any error turned into the Error body), composed here from its parts.
+export function createHttpServer(deps: HttpServerDeps) {
+  const { config, log } = deps
+  const router = new Router<Route>()
+  for (const r of deps.routes) router.add(r.method, r.path, r)
+  const observe = requestObserver(log, deps.metrics)
+  const authenticate = createAuthenticator(deps)
+
+  // The route for the request; null when the request is answered already (OPTIONS).
+  function routeOf(req: IncomingMessage, res: ServerResponse, headers: string[]): Route | null {
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    const path = q === -1 ? url : url.slice(0, q)
+    if (req.headers.host === undefined && req.httpVersionMinor === 1)
+      throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
+    const match = router.find(req.method ?? 'GET', path)
+    if (!match) throw new ApiError('not_found', `No route for ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`)
+    if (!('allow' in match)) return match.route
+    const allow = match.allow.join(', ')
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, headers.concat('allow', allow)).end()
+      return null
+    }
+    throw new ApiError(
+      'method_not_allowed',
+      `${req.method} is not allowed here; use ${allow}`,
+      { allow: match.allow },
+      { allow }
+    )
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const started = performance.now()
+    if (!server.listening) res.shouldKeepAlive = false
+    const id = requestIdOf(req)
+    const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
+    const exchange = { req, res, id, started, headers } as Exchange
+    observe?.(exchange)
+    if (deps.pages?.owns((req.url ?? '/').split('?')[0])) {
+      exchange.route = '/dashboard'
+      return deps.pages.handle(req, res, id, headers)
+    }
+    try {
+      const r = routeOf(req, res, headers)
+      if (!r) return
+      exchange.route = r.path
+      if (r.uses.includes('key')) exchange.principal = await authenticate(req, headers)
+      if (r.body) exchange.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
+      else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
+      const pending = r.handle(exchange)
+      const reply = pending instanceof Promise ? await pending : pending
+      if (res.headersSent) return
+      sendJson(res, reply.status, reply.json ?? JSON.stringify(reply.body), headers, reply.headers)
+    } catch (e) {
+      if (res.headersSent) {
+        res.destroy()
+        return
+      }
+      const error = toApiError(e, id, req, log)
+      sendJson(res, error.status, errorBody(error), headers, error.headers)
+    }
+  }
+
+  const server: Server = createServer(serverOptions(config), (req, res) => void handle(req, res))
+  // An Expect other than 100-continue: Node would answer a bare 417; RFC 9110 lets a server ignore it, and this one
+  // does.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => void handle(req, res))
+  answerParserErrors(server, log)
+  return { server, handle }
+}
