@@ -21,6 +21,10 @@ const FORM_LIMIT = 64 * 1024
 const ASSETS: Record<string, [string, string]> = {
   '/dashboard/assets/style.css': ['text/css; charset=utf-8', STYLE],
   '/dashboard/assets/app.js': ['text/javascript; charset=utf-8', SCRIPT],
+  '/dashboard/assets/icon.svg': [
+    'image/svg+xml',
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path d="M8 1l7 7-7 7-7-7z" fill="#4f46e5"/></svg>',
+  ],
 }
 const TITLES: Record<number, string> = {
   400: 'Bad request',
@@ -69,9 +73,12 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
   for (const p of pages) router.add(p.method, p.path, p)
   const cookie = cookieName(deps)
 
-  // A POST must come from this site: its Origin is the public URL's (or, with none configured, the Host's).
+  // A POST must come from this site: its Origin is the public URL's (or, with none configured, the Host's). Under
+  // Referrer-Policy: no-referrer, browsers send `Origin: null` even for a same-origin form; then the browser's own
+  // Sec-Fetch-Site (which no page can set) must say same-origin.
   function sameOrigin(req: IncomingMessage) {
     const origin = req.headers.origin
+    if (origin === 'null') return req.headers['sec-fetch-site'] === 'same-origin'
     if (!origin) return false
     if (origin === new URL(deps.publicUrl()).origin) return true
     return !deps.config.STUDIO_PUBLIC_URL && origin === `http://${req.headers.host}`

@@ -23,10 +23,10 @@ const EXPIRIES: [string, string][] = [
   ['365', '365 days'],
 ]
 const GRACES: [string, string][] = [
-  ['0', 'None: the old key stops now'],
-  ['3600', '1 hour'],
-  ['86400', '24 hours'],
-  ['604800', '7 days'],
+  ['0', 'No grace'],
+  ['3600', '1 hour grace'],
+  ['86400', '24 hours grace'],
+  ['604800', '7 days grace'],
 ]
 
 // Owners and admins see every key of the account; a member only the keys they created.

@@ -24,6 +24,7 @@ const head = (title: string) => html`<head><meta charset="utf-8">
 <meta name="referrer" content="no-referrer">
 <title>${title} · Studio</title>
 <link rel="stylesheet" href="/dashboard/assets/style.css">
+<link rel="icon" href="/dashboard/assets/icon.svg" type="image/svg+xml">
 <script src="/dashboard/assets/app.js" defer></script></head>`
 
 export const csrfField = (v: Viewer) => html`<input type="hidden" name="csrf" value="${v.csrf}">`
