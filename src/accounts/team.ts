@@ -55,7 +55,8 @@ export async function removeMember(sql: Sql, accountId: string, userId: string) 
   await sql.begin(async (tx) => {
     const { lastOwner } = await lockMember(tx, accountId, userId)
     if (lastOwner) throw new TeamError('The last owner cannot be removed.')
-    await tx`update api_keys set revoked_at = coalesce(revoked_at, now()), user_id = null, updated_at = clock_timestamp()
+    await tx`update api_keys
+             set revoked_at = coalesce(revoked_at, now()), user_id = null, updated_at = clock_timestamp()
              where user_id = ${userId} or created_by = ${userId}`
     await tx`delete from users where id = ${userId}`
   })

@@ -67,7 +67,8 @@ export interface DayUsage {
 // One account's answered and failed completions per day of the month (days without any are left out).
 export const usageByDay = (sql: Sql, accountId: string, month: Month) => sql<DayUsage[]>`
   select extract(day from created_at at time zone 'UTC')::int as day,
-         count(*) filter (where outcome = 'ok')::int as completions, count(*) filter (where outcome <> 'ok')::int as failed
+         count(*) filter (where outcome = 'ok')::int as completions,
+         count(*) filter (where outcome <> 'ok')::int as failed
   from completions where account_id = ${accountId} and created_at >= ${month.start} and created_at < ${month.end}
   group by 1 order by 1`
 
@@ -83,7 +84,8 @@ export interface KeyUsage {
 export const usageByKey = (sql: Sql, accountId: string, month: Month) => sql<KeyUsage[]>`
   select c.key_prefix, k.name, count(*) filter (where c.outcome = 'ok')::int as completions,
          count(*) filter (where c.outcome <> 'ok')::int as failed,
-         coalesce(sum(c.input_tokens), 0)::text as input_tokens, coalesce(sum(c.output_tokens), 0)::text as output_tokens
+         coalesce(sum(c.input_tokens), 0)::text as input_tokens,
+         coalesce(sum(c.output_tokens), 0)::text as output_tokens
   from completions c left join api_keys k on k.prefix = c.key_prefix
   where c.account_id = ${accountId} and c.created_at >= ${month.start} and c.created_at < ${month.end}
   group by c.key_prefix, k.name order by count(*) desc, c.key_prefix`

@@ -43,7 +43,8 @@ export const commands: Command[] = [
     args: '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K]',
     help:
       "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
-      'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; --key-name names the key',
+      'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; ' +
+      '--key-name names the key',
     also: [{ args: '--plan P [--expires-in D]', help: 'create an account with plan P and a key with no user' }],
     run: ({ values, io, database }) => {
       if (!values.email && (values.name !== undefined || values.role !== undefined))

@@ -2,7 +2,7 @@ import { createKey, revokeKey, rotateKey } from '../accounts/accounts.js'
 import { ApiError } from '../http/errors.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
-import { canManage, csrfField, empty, notice, page, when, type Viewer } from './layout.js'
+import { canManage, csrfField, empty, notice, page, secretBox, when, type Viewer } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 import type { SessionUser } from './sessions.js'
 
@@ -48,7 +48,10 @@ const options = (list: [string, string][]) => list.map(([v, label]) => html`<opt
 
 function keyTable(v: Viewer, keys: KeyRow[]): Html {
   if (!keys.length)
-    return html`<div class="table-wrap">${empty('No keys yet', html`<p>Create your first key above, then call the API with it.</p>`)}</div>`
+    return html`<div class="table-wrap">${empty(
+      'No keys yet',
+      html`<p>Create your first key above, then call the API with it.</p>`
+    )}</div>`
   const rows = keys.map(
     (k) => html`<tr><td>${k.name ?? '—'}</td><td><code>${k.prefix}</code></td><td>${k.creator ?? '—'}</td>
 <td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td><td>${when(k.expires_at)}</td>
@@ -76,7 +79,8 @@ const createForm = (v: Viewer) => html`<div class="card"><h2>Create a key</h2>
 <form method="post" action="/dashboard/keys" class="row">${csrfField(v)}
 <div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="100"
 placeholder="production server"></div>
-<div class="field"><label for="expires">Expires</label><select id="expires" name="expires">${options(EXPIRIES)}</select></div>
+<div class="field"><label for="expires">Expires</label>
+<select id="expires" name="expires">${options(EXPIRIES)}</select></div>
 <div class="field"><button>Create key</button></div></form></div>`
 
 const shownOnce = (
@@ -85,7 +89,7 @@ const shownOnce = (
   before: Html | string = ''
 ) => html`<div class="notice warn" role="alert">
 <strong>${title}</strong> ${before} Copy it now: it is shown this once and never again.
-<div class="secret"><code id="new-key">${key}</code><button type="button" class="secondary small" data-copy="new-key" hidden>Copy</button></div></div>`
+${secretBox('new-key', key)}</div>`
 
 async function keysPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
   const v = ctx.user

@@ -65,4 +65,8 @@ export const notice = (done: string | null) => {
   return text ? html`<div class="notice" role="status">${text}</div>` : ''
 }
 
+// A secret shown once (a new key, a sign-in link), with a copy button that the script reveals.
+export const secretBox = (id: string, value: string) => html`<div class="secret"><code id="${id}">${value}</code>
+<button type="button" class="secondary small" data-copy="${id}" hidden>Copy</button></div>`
+
 export const when = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : '—')

@@ -48,7 +48,12 @@ function filterOf(url: URL): Filter {
 function where(sql: Sql, accountId: string, f: Filter) {
   const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
   return sql`account_id = ${accountId}
-    ${f.q ? sql`and (name ilike ${like} or email ilike ${like} or company ilike ${like} or message ilike ${like})` : sql``}
+    ${
+      f.q
+        ? sql`and (name ilike ${like} or email ilike ${like} or company ilike ${like}
+                     or message ilike ${like})`
+        : sql``
+    }
     ${f.from ? sql`and created_at >= ${f.from}::date` : sql``}
     ${f.to ? sql`and created_at < ${f.to}::date + 1` : sql``}`
 }
@@ -75,7 +80,8 @@ async function leadsList(deps: DashboardDeps, ctx: PageCtx) {
   const rows = await sql<
     { id: string; name: string; email: string; company: string | null; service: string; at: string; created_at: Date }[]
   >`
-    select id, name, email, company, service, created_at, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
+    select id, name, email, company, service, created_at,
+           to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
     from leads where ${where(sql, ctx.user.accountId, f)}
     ${after ? sql`and (created_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
     order by created_at desc, id desc limit ${PAGE + 1}`
@@ -104,7 +110,8 @@ async function leadsList(deps: DashboardDeps, ctx: PageCtx) {
     'Leads',
     html`<h1>Leads</h1><p class="lead">What your forms sent through <code>POST /api/v1/leads</code>, newest first.</p>
 <form class="card row" method="get" action="/dashboard/leads" role="search">
-<div class="field"><label for="q">Search name, email, company, message</label><input id="q" name="q" value="${f.q}"></div>
+<div class="field"><label for="q">Search name, email, company, message</label>
+<input id="q" name="q" value="${f.q}"></div>
 <div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${f.from}"></div>
 <div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${f.to}"></div>
 <div class="field"><button>Filter</button></div>
@@ -131,10 +138,18 @@ async function leadDetail(deps: DashboardDeps, ctx: PageCtx) {
     ctx.user,
     'leads',
     `Lead ${lead.name}`,
-    html`<p><a href="/dashboard/leads">← Leads</a></p><h1>${lead.name}</h1><p class="lead">Received ${when(lead.created)} UTC</p>
+    html`<p><a href="/dashboard/leads">← Leads</a></p><h1>${lead.name}</h1>
+<p class="lead">Received ${when(lead.created)} UTC</p>
 <div class="card"><dl class="fields">${fields}</dl></div>`
   )
 }
+
+// Resolves once the response can take more (or is gone), leaving no listener behind.
+const writable = (res: PageCtx['res']) =>
+  new Promise<void>((ok) => {
+    const done = () => (res.off('drain', done), res.off('close', done), ok())
+    res.on('drain', done).on('close', done)
+  })
 
 // Row by row from a cursor: memory stays flat however many leads match. Waits for the socket to drain.
 async function exportCsv(deps: DashboardDeps, ctx: PageCtx) {
@@ -153,11 +168,11 @@ async function exportCsv(deps: DashboardDeps, ctx: PageCtx) {
   const cursor = sql<Lead[]>`
     select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, name, email,
            company, phone, service, budget, message, locale, source, utm_source, utm_medium, utm_campaign, key_prefix
-    from leads where ${where(sql, ctx.user.accountId, f)} order by created_at desc, id desc`.cursor(500)
+    from leads where ${where(sql, ctx.user.accountId, f)} order by created_at desc, id desc`.cursor(200)
   for await (const rows of cursor) {
     if (res.destroyed) break
     const chunk = rows.map((r) => csvLine(COLUMNS.map((c) => r[c]))).join('')
-    if (!res.write(chunk)) await new Promise((ok) => (res.once('drain', ok), res.once('close', ok)))
+    if (!res.write(chunk)) await writable(res)
   }
   res.end()
   return { streamed: true } as const

@@ -45,7 +45,8 @@ ${message ? html`<div class="notice error" role="alert">${message}</div>` : ''}
 <form method="post" action="${path}">
 <input type="text" name="username" autocomplete="username" value="${email}" hidden>
 <div class="field"><label for="password">New password (at least ${MIN_PASSWORD} characters)</label>
-<input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD}" required></div>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD}"
+required></div>
 <div class="field"><label for="confirm">Repeat it</label>
 <input id="confirm" name="confirm" type="password" autocomplete="new-password" required></div>
 <button>Save and sign in</button></form></div>`

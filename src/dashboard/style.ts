@@ -12,7 +12,8 @@ a{color:var(--accent)}
 :focus-visible{outline:2px solid var(--focus);outline-offset:2px}
 .skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:var(--panel);padding:8px;z-index:9}
 .shell{display:flex;min-height:100vh}
-.side{width:220px;flex:none;position:sticky;top:0;height:100vh;background:var(--panel);border-right:1px solid var(--line);padding:20px 12px;
+.side{width:220px;flex:none;position:sticky;top:0;height:100vh;background:var(--panel);
+border-right:1px solid var(--line);padding:20px 12px;
 display:flex;flex-direction:column;gap:4px}
 .brand{font-weight:700;font-size:17px;padding:4px 10px 16px;color:var(--text);text-decoration:none}
 .brand span{color:var(--accent)}
@@ -27,7 +28,8 @@ h1{font-size:22px;margin:0 0 4px}
 h2{font-size:16px;margin:28px 0 10px}
 .lead{color:var(--muted);margin:0 0 20px}
 .card{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:18px 20px;margin:0 0 18px}
-.card>h2:first-child{margin-top:0}.row .field{margin-bottom:0}td code{white-space:nowrap}
+.card>h2:first-child{margin-top:0}.card form:not(.row) .field{max-width:420px}.row .field{margin-bottom:0}
+td code{white-space:nowrap}
 .table-wrap{background:var(--panel);border:1px solid var(--line);border-radius:10px;overflow-x:auto;margin-bottom:18px}
 table{border-collapse:collapse;width:100%;font-size:14px}
 th,td{text-align:left;padding:10px 14px;border-bottom:1px solid var(--line);vertical-align:top}
@@ -49,7 +51,8 @@ background:var(--accent);color:var(--accent-text);cursor:pointer;text-decoration
 button.secondary,.button.secondary{background:transparent;color:var(--text);border-color:var(--line)}
 button.danger{background:transparent;color:var(--danger);border-color:var(--danger)}
 button.small{padding:3px 10px;font-size:13px}
-.notice{border-left:4px solid var(--accent);background:var(--panel);padding:12px 16px;border-radius:6px;margin-bottom:18px}
+.notice{border-left:4px solid var(--accent);background:var(--panel);padding:12px 16px;border-radius:6px;
+margin-bottom:18px}
 .notice.warn{border-color:var(--warn)}.notice.error{border-color:var(--danger)}
 .secret{display:flex;gap:8px;align-items:center;flex-wrap:wrap}
 .secret code{font-size:14px;padding:8px 10px}
@@ -66,7 +69,8 @@ svg .bar{fill:var(--accent)}svg .track{fill:var(--code)}svg .axis{fill:var(--mut
 .auth{max-width:400px;margin:10vh auto;padding:0 16px}
 .auth .card{padding:26px}
 .auth input{width:100%}
-@media (max-width:760px){.shell{flex-direction:column}.side{width:auto;border-right:0;border-bottom:1px solid var(--line);
-padding:12px;position:static;height:auto}.side nav{display:flex;flex-wrap:wrap;gap:4px}.who{margin-top:8px}main{padding:18px 14px}
+@media (max-width:760px){.shell{flex-direction:column}
+.side{width:auto;border-right:0;border-bottom:1px solid var(--line);padding:12px;position:static;height:auto}
+.side nav{display:flex;flex-wrap:wrap;gap:4px}.who{margin-top:8px}main{padding:18px 14px}
 .brand{padding-bottom:8px}}
 `

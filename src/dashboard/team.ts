@@ -2,7 +2,7 @@ import { inviteMember, listMembers, removeMember, setMemberRole, TeamError } fro
 import { ROLES } from '../api/schemas.js'
 import { ApiError } from '../http/errors.js'
 import { html, type Html } from './html.js'
-import { csrfField, notice, page, when, type Viewer } from './layout.js'
+import { csrfField, notice, page, secretBox, when, type Viewer } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 import { createSigninLink } from './sessions.js'
 
@@ -24,9 +24,11 @@ async function teamPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string
     (m) => html`<tr><td>${m.name ?? '—'}</td><td>${m.email}</td><td>
 <form class="inline" method="post" action="/dashboard/team/${m.id}/role">${csrfField(v)}
 <label class="skip" for="r-${m.id}">Role of ${m.email}</label>
-<select id="r-${m.id}" name="role">${roleOptions(m.role)}</select> <button class="secondary small">Change</button></form></td>
+<select id="r-${m.id}" name="role">${roleOptions(m.role)}</select>
+<button class="secondary small">Change</button></form></td>
 <td>${m.has_password ? 'yes' : 'not yet'}</td><td>${when(m.created_at)}</td><td>
-<form class="inline" method="post" action="/dashboard/team/${m.id}/link">${csrfField(v)}<button class="secondary small">Sign-in link</button></form>
+<form class="inline" method="post" action="/dashboard/team/${m.id}/link">${csrfField(v)}
+<button class="secondary small">Sign-in link</button></form>
 ${
   m.id === ctx.user.userId
     ? ''
@@ -51,7 +53,7 @@ members see only their own keys.</p>${notice(ctx.url.searchParams.get('done'))}$
 
 const linkBanner = (email: string, link: string) => html`<div class="notice warn" role="alert">
 <strong>A sign-in link for ${email}</strong>: hand it over privately. It works once, for 24 hours.
-<div class="secret"><code id="new-link">${link}</code><button type="button" class="secondary small" data-copy="new-link" hidden>Copy</button></div></div>`
+${secretBox('new-link', link)}</div>`
 
 // TeamError (last owner, foreign email, unknown user) is the user's mistake: a 400 page, nothing changed.
 async function guarded<T>(fn: () => Promise<T>): Promise<T> {

@@ -6,6 +6,9 @@ import type { DashboardDeps, Page, PageCtx } from './page.js'
 
 const fmt = (n: number | string) => Number(n).toLocaleString('en-US')
 
+const axisLabel = (x: number, y: number, day: number) =>
+  html`<text class="axis" x="${x}" y="${y}" text-anchor="middle">${day}</text>`
+
 // Completions per day as bars, drawn here: no script, no inline style (the CSP forbids both).
 function dayChart(month: Month, days: DayUsage[]): Html {
   const count = Math.round((month.end.getTime() - month.start.getTime()) / 86_400_000)
@@ -19,7 +22,7 @@ function dayChart(month: Month, days: DayUsage[]): Html {
     return html`<g><title>${month.month.slice(0, 8)}${String(i + 1).padStart(2, '0')}: ${n} completions</title>
 <rect class="track" x="${i * w + 2}" y="0" width="${w - 4}" height="${h - 20}" rx="2"></rect>
 <rect class="bar" x="${i * w + 2}" y="${h - 20 - bh}" width="${w - 4}" height="${bh}" rx="2"></rect>
-${(i + 1) % 5 === 1 ? html`<text class="axis" x="${i * w + w / 2}" y="${h - 4}" text-anchor="middle">${i + 1}</text>` : ''}</g>`
+${(i + 1) % 5 === 1 ? axisLabel(i * w + w / 2, h - 4, i + 1) : ''}</g>`
   })
   return html`<svg class="chart" viewBox="0 0 ${count * w} ${h}" role="img"
 aria-label="Completions per day, at most ${max} on one day">${bars}</svg>`
@@ -35,12 +38,17 @@ function quotaBar(used: number, limit: number | null): Html {
 
 const keyTable = (keys: KeyUsage[]) =>
   keys.length
-    ? html`<div class="table-wrap"><table><thead><tr><th>Key</th><th class="num">Completions</th><th class="num">Failed</th>
+    ? html`<div class="table-wrap"><table><thead><tr><th>Key</th><th class="num">Completions</th>
+<th class="num">Failed</th>
 <th class="num">Tokens in</th><th class="num">Tokens out</th></tr></thead><tbody>${keys.map(
         (k) => html`<tr><td>${k.name ?? '—'} <code>${k.key_prefix}</code></td><td class="num">${fmt(k.completions)}</td>
-<td class="num">${fmt(k.failed)}</td><td class="num">${fmt(k.input_tokens)}</td><td class="num">${fmt(k.output_tokens)}</td></tr>`
+<td class="num">${fmt(k.failed)}</td><td class="num">${fmt(k.input_tokens)}</td>
+<td class="num">${fmt(k.output_tokens)}</td></tr>`
       )}</tbody></table></div>`
-    : html`<div class="table-wrap">${empty('No completions this month', html`<p>Call <code>POST /api/v1/ai/completions</code> with a key.</p>`)}</div>`
+    : html`<div class="table-wrap">${empty(
+        'No completions this month',
+        html`<p>Call <code>POST /api/v1/ai/completions</code> with a key.</p>`
+      )}</div>`
 
 function months(now: Date, selected: string) {
   return Array.from({ length: 12 }, (_, i) => {
