@@ -8,6 +8,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import postgres from 'postgres'
+import { measureScale } from './scale.mjs'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
@@ -326,6 +327,12 @@ if (dbEnv.DATABASE_URL) {
   )
 } else row('cold start ms', 'n/a', '', null, 'needs DATABASE_URL')
 
+// ---- scaling out (bench/scale.mjs): GET /me with the Redis limiter, and with STUDIO_WORKERS=2
+const scale = await measureScale({
+  ...{ studioEnv, keys, ROUNDS, SECONDS, work, children, cores: cpus().length, pinned: hasTaskset },
+  ...{ start, pin, load, freePort, waitHealthy, median, row, fmt, log },
+})
+
 await build({
   entryPoints: ['bench/limiter-memory.ts'],
   bundle: true,
@@ -371,3 +378,7 @@ const pass = [
 console.log(
   `\nsummary: /me ${fmt(meRps / baseRps)}× bare, leads ${fmt(leadsRps / directRps)}× direct, completions +${fmt(added['p50@20'], 3)} ms p50 / +${fmt(added['p99@20'], 3)} ms p99 at c=20, RSS ${fmt(hwmMb, 0)} MB — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
 )
+if (scale)
+  console.log(
+    `scale: GET /me with the Redis limiter ${fmt(scale.limiterRatio)}× the in-memory limiter (target ≥ 0.60); STUDIO_WORKERS=2 ${fmt(scale.workersRatio)}× one process`
+  )

@@ -103,13 +103,18 @@ export function createKeyStore(
     if (used.size === 0) return
     const batch = new Map(used)
     used.clear()
-    const prefixes = [...batch.keys()]
+    // Rows are locked in prefix order first: processes flushing overlapping keys (workers, instances) then wait for
+    // each other instead of deadlocking, as they did when each updated in its own order.
+    const prefixes = [...batch.keys()].sort()
     const times = prefixes.map((p) => new Date(batch.get(p)!).toISOString())
     try {
-      await sql`
-      update api_keys k set last_used_at = u.t
-      from unnest(${prefixes}::text[], ${times}::timestamptz[]) as u(p, t)
-      where k.prefix = u.p and (k.last_used_at is null or k.last_used_at < u.t)`
+      await sql.begin(async (tx) => {
+        await tx`select 1 from api_keys where prefix = any(${prefixes}::text[]) order by prefix for update`
+        await tx`
+        update api_keys k set last_used_at = u.t
+        from unnest(${prefixes}::text[], ${times}::timestamptz[]) as u(p, t)
+        where k.prefix = u.p and (k.last_used_at is null or k.last_used_at < u.t)`
+      })
     } catch (e) {
       for (const [p, t] of batch) if (!used.has(p)) used.set(p, t)
       throw e

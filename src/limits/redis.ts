@@ -111,7 +111,17 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     log.warn('rate limiter: Redis failed or is slow; limiting in this process until it answers', {
       err: e instanceof Error ? e.message : String(e),
     })
-    probe = setInterval(() => void client.ping().then(leave, () => {}), PROBE_MS).unref()
+    // The probe runs the script itself (a check: it counts nothing), so a Redis that answers PING but not the script
+    // keeps this process in fallback; one probe at a time.
+    let probing = false
+    probe = setInterval(() => {
+      if (probing) return
+      probing = true
+      script
+        .studioWindow(`${o.prefix}probe`, 1, 1, '')
+        .then(leave, () => {})
+        .finally(() => (probing = false))
+    }, PROBE_MS).unref()
   }
   client.on('error', enter)
   client.on('close', () => enter(new Error('connection closed')))

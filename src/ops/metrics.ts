@@ -1,9 +1,3 @@
-import { createServer, type Server } from 'node:http'
-import { ApiError } from '../http/errors.js'
-import { errorBody, sendJson } from '../http/io.js'
-import { listen, urlOf } from './listen.js'
-import type { Logger } from './log.js'
-
 // A tiny Prometheus registry: counters and fixed-bucket histograms keyed by up to two label values (children are
 // made once per label combination, so the hot path only does Map lookups and additions), and gauges read at
 // scrape time. Rendered in the text exposition format 0.0.4.
@@ -222,48 +216,5 @@ export function createMetrics(): Metrics {
       for (const f of families) f.render(out)
       return `${out.join('\n')}\n`
     },
-  }
-}
-
-export interface MetricsServer {
-  url: string
-  close(): Promise<void>
-}
-
-const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
-
-// The /metrics listener, apart from the API so that it can stay on loopback (or a private interface).
-export async function serveMetrics(metrics: Metrics, host: string, port: number, log: Logger): Promise<MetricsServer> {
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?', 1)[0]
-    let error: ApiError | null = null
-    if (path !== '/metrics') error = new ApiError('not_found', 'Only /metrics is served here')
-    else if (req.method !== 'GET' && req.method !== 'HEAD')
-      error = new ApiError(
-        'method_not_allowed',
-        `${req.method} is not allowed here; use GET, HEAD`,
-        { allow: ['GET', 'HEAD'] },
-        { allow: 'GET, HEAD' }
-      )
-    if (error) return sendJson(res, error.status, errorBody(error), ['cache-control', 'no-store'], error.headers)
-    const body = metrics.render()
-    res.writeHead(200, {
-      'content-type': CONTENT_TYPE,
-      'content-length': Buffer.byteLength(body),
-      'cache-control': 'no-store',
-    })
-    res.end(req.method === 'HEAD' ? undefined : body)
-  })
-  server.keepAliveTimeout = 5_000
-  await listen(server, { port, host })
-  const url = urlOf(server, host)
-  log.info('metrics listening', { url: `${url}/metrics` })
-  return {
-    url,
-    close: () =>
-      new Promise<void>((ok) => {
-        server.close(() => ok())
-        server.closeAllConnections()
-      }),
   }
 }
