@@ -202,6 +202,13 @@ t.test('team: roles change, the last owner is protected, a removed user loses th
   t.equal((await owner.post(`/dashboard/team/${helperId}/remove`, { csrf: csrfOf(page.text) })).status, 303)
   t.equal(await refused(key), 401)
   t.equal((await helper.get('/dashboard/keys')).status, 303, 'their session ended')
+  const again = await owner.submit('/dashboard/team', '/dashboard/team', { email: 'deputy@example.com', role: 'admin' })
+  const deputy = await signInWithLink(server.url, /id="new-link">([^<]+)</.exec(again.text)?.[1] ?? '')
+  const seen = await deputy.get('/dashboard/team')
+  for (const action of ['link', 'remove', 'role']) {
+    const r = await deputy.post(`/dashboard/team/${ownerId}/${action}`, { csrf: csrfOf(seen.text), role: 'member' })
+    t.equal(r.status, 403, `an admin cannot ${action} an owner`)
+  }
 })
 
 t.test('account: a password change ends the other sessions; sign out everywhere', async (t) => {

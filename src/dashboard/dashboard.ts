@@ -114,7 +114,9 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
   function errorPage(e: unknown, req: IncomingMessage, id: string): { status: number; page: Html } {
     let err = e instanceof ApiError ? e : null
     if (!err) {
-      log.error('dashboard error', { id, method: req.method, path: req.url?.split('?')[0] }, e)
+      // The path without a sign-in link's token (a secret) in it.
+      const path = req.url?.split('?')[0].replace(/\/link\/[^/]+/, '/link/…')
+      log.error('dashboard error', { id, method: req.method, path }, e)
       err = new ApiError('internal_error', 'Something went wrong on our side.')
     }
     const title = TITLES[err.status] ?? 'Error'

@@ -65,6 +65,21 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+// The account's user `id`, when the viewer may manage them: an admin can neither sign in as, demote nor remove an owner
+// (a sign-in link for an owner would make an admin one).
+async function managed(deps: DashboardDeps, ctx: PageCtx, id: string) {
+  const member = (await listMembers(deps.sql, ctx.user.accountId)).find((m) => m.id === id)
+  if (!member) throw new ApiError('not_found', 'There is no such user in your account.')
+  if (member.role === 'owner' && ctx.user.role !== 'owner')
+    throw new ApiError('forbidden', 'Only an owner can manage an owner.')
+  return member
+}
+
+const signinFor = async (deps: DashboardDeps, ctx: PageCtx, id: string) => {
+  const member = await managed(deps, ctx, id)
+  return teamPage(deps, ctx, linkBanner(member.email, await createSigninLink(deps.sql, member.id, deps.publicUrl())))
+}
+
 export function teamPages(deps: DashboardDeps): Page[] {
   const { sql } = deps
   const post = (path: string, handle: Page['handle']): Page => ({ method: 'POST', path, access: 'admin', handle })
@@ -76,22 +91,19 @@ export function teamPages(deps: DashboardDeps): Page[] {
       const role = roleOf(ctx.form.get('role'))
       if (role === 'owner' && ctx.user.role !== 'owner')
         throw new ApiError('forbidden', 'Only an owner can add owners.')
-      const userId = await guarded(() => inviteMember(sql, ctx.user.accountId, email, role))
-      return teamPage(deps, ctx, linkBanner(email, await createSigninLink(sql, userId, deps.publicUrl())))
+      return signinFor(deps, ctx, await guarded(() => inviteMember(sql, ctx.user.accountId, email, role)))
     }),
-    post('/dashboard/team/:id/link', async (ctx) => {
-      const member = (await listMembers(sql, ctx.user.accountId)).find((m) => m.id === ctx.params.id)
-      if (!member) throw new ApiError('not_found', 'There is no such user in your account.')
-      return teamPage(deps, ctx, linkBanner(member.email, await createSigninLink(sql, member.id, deps.publicUrl())))
-    }),
+    post('/dashboard/team/:id/link', (ctx) => signinFor(deps, ctx, ctx.params.id)),
     post('/dashboard/team/:id/role', async (ctx) => {
       const role = roleOf(ctx.form.get('role'))
       if (role === 'owner' && ctx.user.role !== 'owner')
         throw new ApiError('forbidden', 'Only an owner can add owners.')
+      await managed(deps, ctx, ctx.params.id)
       await guarded(() => setMemberRole(sql, ctx.user.accountId, ctx.params.id, role))
       return see('/dashboard/team?done=role')
     }),
     post('/dashboard/team/:id/remove', async (ctx) => {
+      await managed(deps, ctx, ctx.params.id)
       await guarded(() => removeMember(sql, ctx.user.accountId, ctx.params.id))
       return see('/dashboard/team?done=removed')
     }),
