@@ -69,7 +69,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const db = opts.db ?? (await openDatabase(config))
   const applied = await migrate(db.sql)
   if (applied.length) log.info('migrations applied', { applied })
-  const keys = createKeyStore(db.sql, log, { clock: opts.clock })
+  const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
   const dispatcher =
     opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 })
   const recorder = createRecorder(db.raw, log)

@@ -149,6 +149,20 @@ if (!havePostgres) {
     )
   })
 
+  t.test('shutdown with PostgreSQL frozen still ends (the last_used_at flush is bounded)', async (t) => {
+    const other = await startTestServer(t, {}, { dbEnv: { DATABASE_URL: pg.url } })
+    t.equal((await other.fetch('/api/v1/me', { key })).status, 200, 'a key used, so a flush is pending')
+    await pg.freeze()
+    try {
+      const hung = new Promise((r) => setTimeout(r, HANG, 'hung'))
+      t.not(await Promise.race([other.close().then(() => 'closed'), hung]), 'hung', 'close() ends')
+      t.match(other.log.lines.join('\n'), /last_used_at flush failed/, 'the failed flush is logged')
+    } finally {
+      await pg.thaw()
+    }
+    await recovers(t)
+  })
+
   t.test('every lead answered 201 is committed', async (t) => {
     const rows = await sql<{ id: string }[]>`select id from leads where id = any(${created}::uuid[])`
     t.equal(rows.length, created.length, `${created.length} leads answered 201`)

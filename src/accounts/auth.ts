@@ -1,4 +1,4 @@
-import type { Sql } from '../storage/db.js'
+import { withTimeout, type Sql } from '../storage/db.js'
 import { ApiError } from '../http/errors.js'
 import { hashSecret, parseKey, secretMatches } from './keys.js'
 import type { Logger } from '../ops/log.js'
@@ -51,7 +51,7 @@ export interface KeyStore {
 export function createKeyStore(
   sql: Sql,
   log: Logger,
-  { clock = Date.now, pollMs = 500, usageFlushMs = 5000 } = {}
+  { clock = Date.now, pollMs = 500, usageFlushMs = 5000, deadlineMs = 1500 } = {}
 ): KeyStore {
   const cache = new Map<string, CachedKey | null>()
   const used = new Map<string, number>()
@@ -99,7 +99,11 @@ export function createKeyStore(
     }
   }
 
-  async function flushUsage() {
+  // One flush at a time, each bounded: a frozen database must not stack transactions or hold shutdown.
+  let flushing: Promise<void> | null = null
+  const flushUsage = () => (flushing ??= flushBatch().finally(() => (flushing = null)))
+
+  async function flushBatch() {
     if (used.size === 0) return
     const batch = new Map(used)
     used.clear()
@@ -108,13 +112,14 @@ export function createKeyStore(
     const prefixes = [...batch.keys()].sort()
     const times = prefixes.map((p) => new Date(batch.get(p)!).toISOString())
     try {
-      await sql.begin(async (tx) => {
+      const write = sql.begin(async (tx) => {
         await tx`select 1 from api_keys where prefix = any(${prefixes}::text[]) order by prefix for update`
         await tx`
         update api_keys k set last_used_at = u.t
         from unnest(${prefixes}::text[], ${times}::timestamptz[]) as u(p, t)
         where k.prefix = u.p and (k.last_used_at is null or k.last_used_at < u.t)`
       })
+      await withTimeout(write, deadlineMs)
     } catch (e) {
       for (const [p, t] of batch) if (!used.has(p)) used.set(p, t)
       throw e

@@ -1,5 +1,5 @@
 import type { Config } from '../ops/config.js'
-import { deadlineError, type Sql } from '../storage/db.js'
+import { withTimeout, type Sql } from '../storage/db.js'
 import { ApiError } from '../http/errors.js'
 import { monthOf } from './month.js'
 
@@ -36,22 +36,7 @@ export function limitFor(config: QuotaLimits, plan: string): number | null {
 }
 
 // A reservation the database has not answered in time fails its requests with 503; if it commits later, the units
-// it granted are given back, so a slow database never charges for completions that were not made.
-function withTimeout<T>(query: Promise<T>, ms: number, onLate: (late: T) => unknown): Promise<T> {
-  if (!ms) return query
-  return new Promise((resolve, reject) => {
-    let late = false
-    const timer = setTimeout(() => {
-      late = true
-      reject(deadlineError(ms))
-      query.then(onLate).catch(() => {})
-    }, ms)
-    query.then(
-      (v) => late || (clearTimeout(timer), resolve(v)),
-      (e) => late || (clearTimeout(timer), reject(e))
-    )
-  })
-}
+// it granted are given back (withTimeout's onLate), so a slow database never charges for completions that were not made.
 
 interface Waiter {
   resolve: (r: Reservation) => void

@@ -30,8 +30,26 @@ const base = {
 // itself goes on; its late answer is dropped. This reaches into the driver's Query (its per-query `handler`, `resolve`
 // and `reject`): test/faults.test.ts proves it still works. Tagged queries and sql.unsafe only: a transaction
 // (sql.begin) would hang on its ROLLBACK anyway, so it is left to the driver.
-export const deadlineError = (ms: number) =>
+const deadlineError = (ms: number) =>
   Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })
+
+// A promise (a transaction, which the per-query deadline does not cover) that fails with the deadline error after
+// `ms`; if it settles later, `onLate` gets its value.
+export function withTimeout<T>(query: Promise<T>, ms: number, onLate: (late: T) => unknown = () => {}): Promise<T> {
+  if (!ms) return query
+  return new Promise((resolve, reject) => {
+    let late = false
+    const timer = setTimeout(() => {
+      late = true
+      reject(deadlineError(ms))
+      query.then(onLate).catch(() => {})
+    }, ms)
+    query.then(
+      (v) => late || (clearTimeout(timer), resolve(v)),
+      (e) => late || (clearTimeout(timer), reject(e))
+    )
+  })
+}
 
 function withDeadline(sql: Sql, ms: number): Sql {
   interface Internals {
