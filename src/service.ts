@@ -20,6 +20,7 @@ import { createQuota } from './limits/quota.js'
 import { createRecorder } from './completions/recorder.js'
 import type { CallOptions, UpstreamConfig } from './completions/call.js'
 import { healthRoutes, leadsRoute, meRoute } from './api/routes.js'
+import { createDashboard } from './dashboard/dashboard.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -96,9 +97,16 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     ...apiRoutes(db.sql, keys, completions),
     ...healthRoutes(db, () => ({ rate_limiter: limits.store() })),
   ]
-  const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics })
+  // The dashboard's links start with STUDIO_PUBLIC_URL, else with the listener's URL once it listens.
+  let publicUrl = config.STUDIO_PUBLIC_URL ?? ''
+  const pages =
+    config.STUDIO_DASHBOARD === 'on'
+      ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
+      : undefined
+  const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics, pages })
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
+  publicUrl ||= url
   const { port } = server.address() as AddressInfo
   log.info('listening', { url, database: db.mode, pid: process.pid })
   const metricsServer =
@@ -129,6 +137,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         })
         await metricsServer?.close()
         await limits.close()
+        pages?.close()
         await Promise.all([keys.close(), recorder.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()

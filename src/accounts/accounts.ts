@@ -2,12 +2,18 @@ import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 import { generateKey } from './keys.js'
 
-export interface CreateKeyInput {
-  email?: string
+export interface UserInput {
+  email: string
   name?: string
   role?: string
   plan?: string
+}
+
+export interface CreateKeyInput extends Partial<UserInput> {
   expiresAt?: Date
+  // The key's own name (shown in lists), and the user who made it (default: the key's user).
+  keyName?: string
+  createdBy?: string
 }
 
 export interface CreatedKey {
@@ -19,38 +25,40 @@ export interface CreatedKey {
   expiresAt: Date | null
 }
 
+// The user E, created with an account of its own when the email is new; name, role and plan given are set.
+export async function ensureUser(tx: postgres.TransactionSql, input: UserInput) {
+  const [user] = await tx<{ id: string; account_id: string }[]>`
+    select id, account_id from users where lower(email) = lower(${input.email}) for update`
+  if (!user) {
+    const [{ id: accountId }] = await tx<{ id: string }[]>`
+      insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
+    const [{ id: userId }] = await tx<{ id: string }[]>`
+      insert into users (account_id, email, name, role)
+      values (${accountId}, ${input.email}, ${input.name ?? null}, ${input.role ?? 'owner'}) returning id`
+    return { userId, accountId }
+  }
+  if (input.name !== undefined || input.role !== undefined) {
+    await tx`update users set name = coalesce(${input.name ?? null}, name), role = coalesce(${input.role ?? null}, role)
+      where id = ${user.id}`
+  }
+  if (input.plan)
+    await tx`update accounts set plan = ${input.plan}, updated_at = clock_timestamp() where id = ${user.account_id}`
+  return { userId: user.id, accountId: user.account_id }
+}
+
 // A key for a user (created with its own account when the email is new) or, without an email, for a new
-// account of its own with no user.
+// account of its own with no user. The CLI and the dashboard both create keys here.
 export async function createKey(sql: Sql, input: CreateKeyInput): Promise<CreatedKey> {
   return sql.begin(async (tx) => {
     let accountId: string
     let userId: string | null = null
-    if (input.email) {
-      const [user] = await tx<{ id: string; account_id: string }[]>`
-        select id, account_id from users where lower(email) = lower(${input.email}) for update`
-      if (user) {
-        ;({ id: userId, account_id: accountId } = user)
-        if (input.name !== undefined || input.role !== undefined) {
-          await tx`
-            update users set name = coalesce(${input.name ?? null}, name), role = coalesce(${input.role ?? null}, role)
-            where id = ${userId}`
-        }
-        if (input.plan)
-          await tx`update accounts set plan = ${input.plan}, updated_at = clock_timestamp() where id = ${accountId}`
-      } else {
-        ;[{ id: accountId }] = await tx<
-          { id: string }[]
-        >`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
-        ;[{ id: userId }] = await tx<{ id: string }[]>`
-          insert into users (account_id, email, name, role)
-          values (${accountId}, ${input.email}, ${input.name ?? null}, ${input.role ?? 'owner'}) returning id`
-      }
-    } else {
-      ;[{ id: accountId }] = await tx<
-        { id: string }[]
-      >`insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
+    if (input.email) ({ userId, accountId } = await ensureUser(tx, { ...input, email: input.email }))
+    else {
+      ;[{ id: accountId }] = await tx<{ id: string }[]>`
+        insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
     }
-    return insertKey(tx, accountId, userId, input.expiresAt ?? null)
+    const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId }
+    return insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
   })
 }
 
@@ -58,18 +66,20 @@ async function insertKey(
   tx: postgres.TransactionSql,
   accountId: string,
   userId: string | null,
-  expiresAt: Date | null
+  expiresAt: Date | null,
+  meta: { name: string | null; createdBy: string | null }
 ): Promise<CreatedKey> {
   const k = generateKey()
   await tx`
-    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at)
-    values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt})`
+    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by)
+    values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt}, ${meta.name}, ${meta.createdBy})`
   const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
   return { key: k.key, prefix: k.prefix, accountId, userId, plan, expiresAt }
 }
 
 export interface KeyListing {
   prefix: string
+  name: string | null
   account_id: string
   plan: string
   email: string | null
@@ -80,7 +90,7 @@ export interface KeyListing {
 }
 
 export const listKeys = (sql: Sql) => sql<KeyListing[]>`
-  select k.prefix, k.account_id, a.plan, u.email, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
+  select k.prefix, k.name, k.account_id, a.plan, u.email, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
   order by k.created_at, k.prefix`
 
@@ -115,16 +125,27 @@ export async function rotateKey(
 ): Promise<RotatedKey | null> {
   return sql.begin(async (tx) => {
     const [old] = await tx<
-      { account_id: string; user_id: string | null; revoked_at: Date | null; email: string | null }[]
+      {
+        account_id: string
+        user_id: string | null
+        revoked_at: Date | null
+        email: string | null
+        name: string | null
+        created_by: string | null
+      }[]
     >`
-      select k.account_id, k.user_id, k.revoked_at, u.email
+      select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for update of k`
     if (!old) return null
     if (old.revoked_at) throw new Error(`key ${prefix} is revoked; create a new key instead`)
-    const created = await insertKey(tx, old.account_id, old.user_id, expiresAt)
+    const created = await insertKey(tx, old.account_id, old.user_id, expiresAt, {
+      name: old.name,
+      createdBy: old.created_by,
+    })
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys
-      set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), updated_at = clock_timestamp()
+      set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), rotated_at = now(),
+        updated_at = clock_timestamp()
       where prefix = ${prefix} returning expires_at, now() as now`
     return { ...created, email: old.email, oldExpiresAt: row.expires_at, now: row.now }
   })

@@ -28,7 +28,13 @@ export interface AccountUsage {
   quota_left: number | null
 }
 
-export async function usageByAccount(sql: Sql, month: Month, quotas: QuotaLimits): Promise<AccountUsage[]> {
+// Every account, or the one named (the dashboard's usage page).
+export async function usageByAccount(
+  sql: Sql,
+  month: Month,
+  quotas: QuotaLimits,
+  accountId?: string
+): Promise<AccountUsage[]> {
   type Row = Omit<AccountUsage, 'quota_limit' | 'quota_left'>
   const rows = await sql<Row[]>`
       select a.id as account_id, a.plan,
@@ -44,9 +50,42 @@ export async function usageByAccount(sql: Sql, month: Month, quotas: QuotaLimits
         from completions where created_at >= ${month.start} and created_at < ${month.end} group by account_id
       ) c on c.account_id = a.id
       left join quota_usage q on q.account_id = a.id and q.month = ${month.month}::date
+      ${accountId ? sql`where a.id = ${accountId}` : sql``}
     order by a.created_at, a.id`
   return rows.map((r) => {
     const limit = limitFor(quotas, r.plan)
     return { ...r, quota_limit: limit, quota_left: limit === null ? null : Math.max(0, limit - r.quota_used) }
   })
 }
+
+export interface DayUsage {
+  day: number // 1..31
+  completions: number
+  failed: number
+}
+
+// One account's answered and failed completions per day of the month (days without any are left out).
+export const usageByDay = (sql: Sql, accountId: string, month: Month) => sql<DayUsage[]>`
+  select extract(day from created_at at time zone 'UTC')::int as day,
+         count(*) filter (where outcome = 'ok')::int as completions,
+         count(*) filter (where outcome <> 'ok')::int as failed
+  from completions where account_id = ${accountId} and created_at >= ${month.start} and created_at < ${month.end}
+  group by 1 order by 1`
+
+export interface KeyUsage {
+  key_prefix: string
+  name: string | null
+  completions: number
+  failed: number
+  input_tokens: string
+  output_tokens: string
+}
+
+export const usageByKey = (sql: Sql, accountId: string, month: Month) => sql<KeyUsage[]>`
+  select c.key_prefix, k.name, count(*) filter (where c.outcome = 'ok')::int as completions,
+         count(*) filter (where c.outcome <> 'ok')::int as failed,
+         coalesce(sum(c.input_tokens), 0)::text as input_tokens,
+         coalesce(sum(c.output_tokens), 0)::text as output_tokens
+  from completions c left join api_keys k on k.prefix = c.key_prefix
+  where c.account_id = ${accountId} and c.created_at >= ${month.start} and c.created_at < ${month.end}
+  group by c.key_prefix, k.name order by count(*) desc, c.key_prefix`

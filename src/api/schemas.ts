@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 
 const PLANS = ['FREE', 'STARTER', 'PRO', 'ENTERPRISE'] as const
-const ROLES = ['owner', 'admin', 'member'] as const
+export const ROLES = ['owner', 'admin', 'member'] as const
 
 // PostgreSQL text refuses NUL, and lone surrogates cannot be stored as UTF-8: both are refused as input.
 const text = (max: number, min = 0) =>

@@ -1,4 +1,5 @@
-import { createKey, listKeys, revokeKey, rotateKey, setPlan } from '../accounts/accounts.js'
+import { createKey, ensureUser, listKeys, revokeKey, rotateKey, setPlan } from '../accounts/accounts.js'
+import { createSigninLink } from '../dashboard/sessions.js'
 import { usageByAccount, usageMonth } from '../accounts/usage.js'
 import { Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
@@ -39,10 +40,11 @@ export const commands: Command[] = [
   },
   {
     name: 'keys create',
-    args: '--email E [--name N] [--role R] [--plan P] [--expires-in D]',
+    args: '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K]',
     help:
       "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
-      'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D',
+      'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; ' +
+      '--key-name names the key',
     also: [{ args: '--plan P [--expires-in D]', help: 'create an account with plan P and a key with no user' }],
     run: ({ values, io, database }) => {
       if (!values.email && (values.name !== undefined || values.role !== undefined))
@@ -54,21 +56,23 @@ export const commands: Command[] = [
         role: values.role === undefined ? undefined : check(Role, values.role, '--role'),
         plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
         expiresAt: expiry(values['expires-in']),
+        keyName: values['key-name'],
       }
       return database(async (sql) => printKey(io, await createKey(sql, input), input.email))
     },
   },
   {
     name: 'keys list',
-    help: 'list keys: prefix, account, plan, user, created, last used, expires, revoked',
+    help: 'list keys: prefix, name, account, plan, user, created, last used, expires, revoked',
     run: ({ io, database }) =>
       database(async (sql) => {
         const iso = (d: Date | null) => (d ? d.toISOString() : '-')
         printTable(
           io,
-          ['PREFIX', 'ACCOUNT', 'PLAN', 'USER', 'CREATED', 'LAST_USED', 'EXPIRES', 'REVOKED'],
+          ['PREFIX', 'NAME', 'ACCOUNT', 'PLAN', 'USER', 'CREATED', 'LAST_USED', 'EXPIRES', 'REVOKED'],
           (await listKeys(sql)).map((r) => [
             r.prefix,
+            r.name ?? '-',
             r.account_id,
             r.plan,
             r.email ?? '-',
@@ -123,6 +127,30 @@ export const commands: Command[] = [
         const account = await setPlan(sql, address, plan)
         if (!account) throw new Error(`no user with email ${address}`)
         io.out(`account ${account} is now on plan ${plan}`)
+      })
+    },
+  },
+  {
+    name: 'signin-link',
+    args: '--email E [--name N] [--role R] [--plan P]',
+    help:
+      'create (or reuse) the user E and its account, and print a one-time dashboard sign-in\nlink (valid 24 h; ' +
+      'STUDIO_PUBLIC_URL is its base), alone on the last line',
+    run: ({ values, io, config, database }) => {
+      if (!values.email) throw new UsageError('signin-link needs --email')
+      const input = {
+        email: check(email, values.email, '--email'),
+        name: values.name,
+        role: values.role === undefined ? undefined : check(Role, values.role, '--role'),
+        plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
+      }
+      const base =
+        config.STUDIO_PUBLIC_URL ??
+        `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`
+      return database(async (sql) => {
+        const { userId } = await sql.begin((tx) => ensureUser(tx, input))
+        io.out(`user ${userId} <${input.email}>: open this link within 24 hours to set a password and sign in:`)
+        io.out(await createSigninLink(sql, userId, base))
       })
     },
   },

@@ -1,5 +1,6 @@
 export const statusOf = {
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,

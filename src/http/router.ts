@@ -20,8 +20,10 @@ export class Router<R> {
     }
     const keys: string[] = []
     const source = path.replace(/:(\w+)/g, (_, k: string) => (keys.push(k), '([^/]+)'))
-    let entry = this.patterns.find((e) => e.pattern.source === `^${source}$`)
-    if (!entry) this.patterns.push((entry = { pattern: new RegExp(`^${source}$`), keys, methods: new Map() }))
+    // RegExp.source escapes '/', so two methods of one path are matched on the compiled source.
+    const pattern = new RegExp(`^${source}$`)
+    let entry = this.patterns.find((e) => e.pattern.source === pattern.source)
+    if (!entry) this.patterns.push((entry = { pattern, keys, methods: new Map() }))
     entry.methods.set(method, route)
     return this
   }

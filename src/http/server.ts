@@ -22,6 +22,13 @@ export interface HttpServerDeps {
   limiter: RateLimiter
   authFailures: RateLimiter
   metrics?: Metrics
+  // Pages outside the API (the dashboard): the paths it owns are handed to it whole, after the request id is chosen.
+  pages?: PageHandler
+}
+
+interface PageHandler {
+  owns(path: string): boolean
+  handle(req: IncomingMessage, res: ServerResponse, id: string, headers: string[]): Promise<void>
 }
 
 // The errors that mean the database cannot be reached or cannot serve right now (the driver's connection codes,
@@ -179,6 +186,10 @@ export function createHttpServer(deps: HttpServerDeps) {
     const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
     const exchange = { req, res, id, started, headers } as Exchange
     observe?.(exchange)
+    if (deps.pages?.owns((req.url ?? '/').split('?')[0])) {
+      exchange.route = '/dashboard'
+      return deps.pages.handle(req, res, id, headers)
+    }
     try {
       const r = routeOf(req, res, headers)
       if (!r) return

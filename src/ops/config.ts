@@ -132,6 +132,15 @@ export const settings = {
     default: '1',
     doc: 'processes serving one port (node:cluster); auto = one per core; above 1 needs STUDIO_REDIS_URL',
   },
+  STUDIO_DASHBOARD: {
+    schema: v.picklist(['on', 'off']),
+    default: 'on',
+    doc: 'the dashboard at /dashboard on the API listener: on, or off for API-only deployments',
+  },
+  STUDIO_PUBLIC_URL: {
+    schema: url,
+    doc: 'base of every link the service prints (sign-in links); unset → http://HOST:PORT',
+  },
   STUDIO_METRICS_PORT: { schema: port, doc: 'port of the Prometheus /metrics listener; unset → off' },
   STUDIO_METRICS_HOST: { schema: text, default: '127.0.0.1', doc: 'address of the /metrics listener' },
 } satisfies Record<string, Setting>

@@ -1,0 +1,63 @@
+import type postgres from 'postgres'
+import type { Sql } from '../storage/db.js'
+
+// An account's users: invite, change a role, remove. The last owner can be neither demoted nor removed.
+
+export interface Member {
+  id: string
+  email: string
+  name: string | null
+  role: string
+  created_at: Date
+  has_password: boolean
+}
+
+export const listMembers = (sql: Sql, accountId: string) => sql<Member[]>`
+  select id, email, name, role, created_at, password_hash is not null as has_password
+  from users where account_id = ${accountId} order by created_at, id`
+
+export class TeamError extends Error {}
+
+// A new user of the account, or the same user again when the email is already one of its users.
+export async function inviteMember(sql: Sql, accountId: string, email: string, role: string): Promise<string> {
+  return sql.begin(async (tx) => {
+    const [existing] = await tx<{ id: string; account_id: string }[]>`
+      select id, account_id from users where lower(email) = lower(${email})`
+    if (existing && existing.account_id !== accountId) throw new TeamError('That email belongs to another account.')
+    if (existing) return existing.id
+    const [{ id }] = await tx<{ id: string }[]>`
+      insert into users (account_id, email, role) values (${accountId}, ${email}, ${role}) returning id`
+    return id
+  })
+}
+
+// The user's role and the account's number of owners, with the account locked: two admins cannot demote its last
+// two owners at once.
+async function lockMember(tx: postgres.TransactionSql, accountId: string, userId: string) {
+  await tx`select id from accounts where id = ${accountId} for update`
+  const [user] = await tx<{ role: string; owners: number }[]>`
+    select role, (select count(*)::int from users where account_id = ${accountId} and role = 'owner') as owners
+    from users where id = ${userId} and account_id = ${accountId}`
+  if (!user) throw new TeamError('There is no such user in your account.')
+  return { lastOwner: user.role === 'owner' && user.owners <= 1 }
+}
+
+export async function setMemberRole(sql: Sql, accountId: string, userId: string, role: string) {
+  await sql.begin(async (tx) => {
+    const { lastOwner } = await lockMember(tx, accountId, userId)
+    if (lastOwner && role !== 'owner') throw new TeamError('The last owner cannot be demoted.')
+    await tx`update users set role = ${role} where id = ${userId}`
+  })
+}
+
+// Removes the user: their keys are revoked (servers refuse them within a second), their sessions and links end.
+export async function removeMember(sql: Sql, accountId: string, userId: string) {
+  await sql.begin(async (tx) => {
+    const { lastOwner } = await lockMember(tx, accountId, userId)
+    if (lastOwner) throw new TeamError('The last owner cannot be removed.')
+    await tx`update api_keys
+             set revoked_at = coalesce(revoked_at, now()), user_id = null, updated_at = clock_timestamp()
+             where user_id = ${userId} or created_by = ${userId}`
+    await tx`delete from users where id = ${userId}`
+  })
+}

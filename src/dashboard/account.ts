@@ -1,0 +1,68 @@
+import { ApiError } from '../http/errors.js'
+import { html } from './html.js'
+import { csrfField, notice, page } from './layout.js'
+import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { hashPassword, verifyPassword } from './passwords.js'
+import { endOtherSessions } from './sessions.js'
+import { passwordProblem } from './signin.js'
+
+async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) {
+  const v = ctx.user
+  const [{ plan }] = await deps.sql<{ plan: string }[]>`select plan from accounts where id = ${v.accountId}`
+  return page(
+    v,
+    'account',
+    'Account',
+    html`<h1>Account</h1><p class="lead">${v.email}</p>${notice(ctx.url.searchParams.get('done'))}
+<div class="card"><h2>Plan</h2><p><span class="badge active">${plan}</span></p>
+<p class="lead">Plans are set by the operator of this service (<code>studio plan set</code>).</p></div>
+<div class="card"><h2>Change password</h2>
+${problem ? html`<div class="notice error" role="alert">${problem}</div>` : ''}
+<form method="post" action="/dashboard/account/password">${csrfField(v)}
+<input type="text" name="username" autocomplete="username" value="${v.email}" hidden>
+<div class="field"><label for="current">Current password</label>
+<input id="current" name="current" type="password" autocomplete="current-password" required></div>
+<div class="field"><label for="password">New password (at least 12 characters)</label>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required></div>
+<div class="field"><label for="confirm">Repeat it</label>
+<input id="confirm" name="confirm" type="password" autocomplete="new-password" required></div>
+<button>Change password</button></form></div>
+<div class="card"><h2>Sessions</h2><p>Sign out of every other browser where you are signed in.</p>
+<form method="post" action="/dashboard/account/signout-everywhere">${csrfField(v)}
+<button class="secondary">Sign out everywhere else</button></form></div>`
+  )
+}
+
+export function accountPages(deps: DashboardDeps): Page[] {
+  const { sql } = deps
+  return [
+    { method: 'GET', path: '/dashboard/account', access: 'user', handle: (ctx) => accountPage(deps, ctx) },
+    {
+      method: 'POST',
+      path: '/dashboard/account/password',
+      access: 'user',
+      async handle(ctx) {
+        const [{ password_hash }] = await sql<{ password_hash: string | null }[]>`
+          select password_hash from users where id = ${ctx.user.userId}`
+        if (!(await verifyPassword(ctx.form.get('current') ?? '', password_hash)))
+          return { status: 422, page: await accountPage(deps, ctx, 'The current password is not right.') }
+        const password = ctx.form.get('password') ?? ''
+        const problem = passwordProblem(password, ctx.form.get('confirm'))
+        if (problem) return { status: 422, page: await accountPage(deps, ctx, problem) }
+        await sql`update users set password_hash = ${await hashPassword(password)} where id = ${ctx.user.userId}`
+        await endOtherSessions(sql, ctx.user.userId, ctx.token)
+        return see('/dashboard/account?done=password')
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/account/signout-everywhere',
+      access: 'user',
+      async handle(ctx) {
+        if (!ctx.token) throw new ApiError('forbidden', 'No session.')
+        await endOtherSessions(sql, ctx.user.userId, ctx.token)
+        return see('/dashboard/account?done=everywhere')
+      },
+    },
+  ]
+}

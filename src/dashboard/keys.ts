@@ -1,0 +1,169 @@
+import { createKey, revokeKey, rotateKey } from '../accounts/accounts.js'
+import { ApiError } from '../http/errors.js'
+import type { Sql } from '../storage/db.js'
+import { html, type Html } from './html.js'
+import { canManage, csrfField, empty, notice, page, secretBox, when, type Viewer } from './layout.js'
+import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import type { SessionUser } from './sessions.js'
+
+interface KeyRow {
+  prefix: string
+  name: string | null
+  creator: string | null
+  created_at: Date
+  last_used_at: Date | null
+  expires_at: Date | null
+  status: 'active' | 'grace' | 'expired' | 'revoked'
+}
+
+const EXPIRIES: [string, string][] = [
+  ['', 'Never'],
+  ['30', '30 days'],
+  ['90', '90 days'],
+  ['365', '365 days'],
+]
+const GRACES: [string, string][] = [
+  ['0', 'No grace'],
+  ['3600', '1 hour grace'],
+  ['86400', '24 hours grace'],
+  ['604800', '7 days grace'],
+]
+
+// Owners and admins see every key of the account; a member only the keys they created.
+const listKeys = (sql: Sql, u: SessionUser) => sql<KeyRow[]>`
+  select k.prefix, k.name, c.email as creator, k.created_at, k.last_used_at, k.expires_at,
+         case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
+              when k.rotated_at is not null then 'grace' else 'active' end as status
+  from api_keys k left join users c on c.id = k.created_by
+  where k.account_id = ${u.accountId} and (${canManage(u.role)} or k.created_by = ${u.userId})
+  order by k.created_at desc, k.prefix`
+
+async function ownKey(sql: Sql, u: SessionUser, prefix: string): Promise<KeyRow> {
+  const [row] = (await listKeys(sql, u)).filter((k) => k.prefix === prefix)
+  if (!row) throw new ApiError('not_found', 'There is no such key in your account, or it is not yours to manage.')
+  return row
+}
+
+const options = (list: [string, string][]) => list.map(([v, label]) => html`<option value="${v}">${label}</option>`)
+
+function keyTable(v: Viewer, keys: KeyRow[]): Html {
+  if (!keys.length)
+    return html`<div class="table-wrap">${empty(
+      'No keys yet',
+      html`<p>Create your first key above, then call the API with it.</p>`
+    )}</div>`
+  const rows = keys.map(
+    (k) => html`<tr><td>${k.name ?? '—'}</td><td><code>${k.prefix}</code></td><td>${k.creator ?? '—'}</td>
+<td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td><td>${when(k.expires_at)}</td>
+<td><span class="badge ${k.status}">${k.status === 'grace' ? 'in grace' : k.status}</span></td>
+<td>${
+      k.status === 'active'
+        ? html`<form class="inline" method="post" action="/dashboard/keys/${k.prefix}/rotate">
+${csrfField(v)}<label for="g-${k.prefix}" class="skip">Grace for ${k.prefix}</label>
+<select id="g-${k.prefix}" name="grace" aria-label="Grace period">${options(GRACES)}</select>
+<button class="secondary small">Rotate</button></form>`
+        : ''
+    }
+${
+  k.status !== 'revoked'
+    ? html`<form class="inline" method="post" action="/dashboard/keys/${k.prefix}/revoke">${csrfField(v)}
+<button class="danger small">Revoke</button></form>`
+    : ''
+}</td></tr>`
+  )
+  return html`<div class="table-wrap"><table><thead><tr><th>Name</th><th>Prefix</th><th>Created by</th><th>Created</th>
+<th>Last used</th><th>Expires</th><th>Status</th><th>Actions</th></tr></thead><tbody>${rows}</tbody></table></div>`
+}
+
+const createForm = (v: Viewer) => html`<div class="card"><h2>Create a key</h2>
+<form method="post" action="/dashboard/keys" class="row">${csrfField(v)}
+<div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="100"
+placeholder="production server"></div>
+<div class="field"><label for="expires">Expires</label>
+<select id="expires" name="expires">${options(EXPIRIES)}</select></div>
+<div class="field"><button>Create key</button></div></form></div>`
+
+const shownOnce = (
+  title: string,
+  key: string,
+  before: Html | string = ''
+) => html`<div class="notice warn" role="alert">
+<strong>${title}</strong> ${before} Copy it now: it is shown this once and never again.
+${secretBox('new-key', key)}</div>`
+
+async function keysPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
+  const v = ctx.user
+  const keys = await listKeys(deps.sql, v)
+  const scope = canManage(v.role) ? 'Every key of your account.' : 'The keys you created.'
+  return page(
+    v,
+    'keys',
+    'API keys',
+    html`<h1>API keys</h1><p class="lead">${scope} Send one as <code>Authorization: Bearer …</code>.</p>
+${notice(ctx.url.searchParams.get('done'))}${banner}${createForm(v)}${keyTable(v, keys)}`
+  )
+}
+
+export function keysPages(deps: DashboardDeps): Page[] {
+  const { sql } = deps
+  return [
+    { method: 'GET', path: '/dashboard/keys', access: 'user', handle: (ctx) => keysPage(deps, ctx) },
+    {
+      method: 'POST',
+      path: '/dashboard/keys',
+      access: 'user',
+      async handle(ctx) {
+        const name = (ctx.form.get('name') ?? '').trim().slice(0, 100)
+        if (!name) throw new ApiError('bad_request', 'A key needs a name.')
+        const days = Number(ctx.form.get('expires') || 0)
+        if (![0, 30, 90, 365].includes(days)) throw new ApiError('bad_request', 'Pick an expiry from the list.')
+        const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : undefined
+        const u = ctx.user
+        const k = await createKey(sql, { email: u.email, keyName: name, createdBy: u.userId, expiresAt })
+        // Answered directly, not redirected: the key is never stored, so it can be shown only in this response.
+        return keysPage(deps, ctx, shownOnce(`Key “${name}” created.`, k.key))
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/keys/:prefix/rotate',
+      access: 'user',
+      async handle(ctx) {
+        const old = await ownKey(sql, ctx.user, ctx.params.prefix)
+        const grace = Number(ctx.form.get('grace') ?? 0)
+        if (!GRACES.some(([g]) => Number(g) === grace)) throw new ApiError('bad_request', 'Pick a grace period.')
+        const k = await rotateKey(sql, old.prefix, grace, null)
+        if (!k) throw new ApiError('not_found', 'The key is gone.')
+        const until =
+          k.oldExpiresAt > k.now
+            ? `The old key works until ${when(k.oldExpiresAt)} UTC.`
+            : 'The old key no longer works.'
+        return keysPage(deps, ctx, shownOnce('Key rotated.', k.key, until))
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/keys/:prefix/revoke',
+      access: 'user',
+      async handle(ctx) {
+        const k = await ownKey(sql, ctx.user, ctx.params.prefix)
+        if (ctx.form.get('confirm') !== 'yes') return confirmRevoke(ctx.user, k)
+        await revokeKey(sql, k.prefix)
+        return see('/dashboard/keys?done=revoked')
+      },
+    },
+  ]
+}
+
+// The confirmation step, a page of its own so that it works without script.
+const confirmRevoke = (v: Viewer, k: KeyRow) =>
+  page(
+    v,
+    'keys',
+    'Revoke a key',
+    html`<h1>Revoke key <code>${k.prefix}</code>?</h1><div class="card">
+<p>“${k.name ?? 'unnamed'}” stops working within a second, everywhere. This cannot be undone.</p>
+<form method="post" action="/dashboard/keys/${k.prefix}/revoke" class="row">${csrfField(v)}
+<input type="hidden" name="confirm" value="yes"><button class="danger">Revoke the key</button>
+<a class="button secondary" href="/dashboard/keys">Cancel</a></form></div>`
+  )

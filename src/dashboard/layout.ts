@@ -1,0 +1,72 @@
+import { html, type Html, type Value } from './html.js'
+
+export interface Viewer {
+  email: string
+  name: string | null
+  role: string
+  csrf: string
+}
+
+const SECTIONS = [
+  ['keys', 'API keys'],
+  ['leads', 'Leads'],
+  ['usage', 'Usage'],
+  ['team', 'Team'],
+  ['account', 'Account'],
+] as const
+
+export type Section = (typeof SECTIONS)[number][0]
+
+export const canManage = (role: string) => role === 'owner' || role === 'admin'
+
+const head = (title: string) => html`<head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title} · Studio</title>
+<link rel="stylesheet" href="/dashboard/assets/style.css">
+<link rel="icon" href="/dashboard/assets/icon.svg" type="image/svg+xml">
+<script src="/dashboard/assets/app.js" defer></script></head>`
+
+export const csrfField = (v: Viewer) => html`<input type="hidden" name="csrf" value="${v.csrf}">`
+
+// A signed-in page: side navigation (Team only for owners and admins), who is signed in, and the section's content.
+export function page(v: Viewer, section: Section, title: string, content: Value): Html {
+  const links = SECTIONS.filter(([s]) => s !== 'team' || canManage(v.role)).map(
+    ([s, label]) => html`<a href="/dashboard/${s}"${s === section ? html` aria-current="page"` : ''}>${label}</a>`
+  )
+  return html`<html lang="en">${head(title)}<body>
+<a class="skip" href="#main">Skip to content</a>
+<div class="shell"><aside class="side"><a class="brand" href="/dashboard"><span>◆</span> Studio</a>
+<nav aria-label="Sections">${links}</nav>
+<div class="who"><div>${v.name ?? v.email}</div><div>${v.email} · ${v.role}</div>
+<form method="post" action="/dashboard/signout">${csrfField(v)}<button class="secondary small">Sign out</button></form>
+</div></aside>
+<main id="main">${content}</main></div></body></html>`
+}
+
+// A page outside the console (sign-in, set a password, errors).
+export const bare = (title: string, content: Value): Html =>
+  html`<html lang="en">${head(title)}<body><main class="auth" id="main">
+<p><a class="brand" href="/dashboard"><span>◆</span> Studio</a></p>${content}</main></body></html>`
+
+export const empty = (title: string, next: Value) => html`<div class="empty"><strong>${title}</strong>${next}</div>`
+
+const NOTICES: Record<string, string> = {
+  revoked: 'The key was revoked. Servers refuse it within a second.',
+  password: 'Your password was changed. Your other sessions were signed out.',
+  everywhere: 'Every other session was signed out.',
+  role: 'The role was changed.',
+  removed: 'The user was removed and their keys revoked.',
+}
+
+// A fixed message after a POST-redirect-GET (?done=word): never text from the request itself.
+export const notice = (done: string | null) => {
+  const text = done ? NOTICES[done] : undefined
+  return text ? html`<div class="notice" role="status">${text}</div>` : ''
+}
+
+// A secret shown once (a new key, a sign-in link), with a copy button that the script reveals.
+export const secretBox = (id: string, value: string) => html`<div class="secret"><code id="${id}">${value}</code>
+<button type="button" class="secondary small" data-copy="${id}" hidden>Copy</button></div>`
+
+export const when = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : '—')

@@ -1,0 +1,127 @@
+import type { SlidingWindow } from '../limits/limits.js'
+import { ApiError } from '../http/errors.js'
+import type { Sql } from '../storage/db.js'
+import { html, type Html } from './html.js'
+import { bare } from './layout.js'
+import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { hashPassword, MIN_PASSWORD, verifyPassword } from './passwords.js'
+import { createSession, endSession, linkIsValid, redeemLink } from './sessions.js'
+
+const MAX_AGE = 30 * 24 * 3600
+
+const secure = (deps: DashboardDeps) => deps.publicUrl().startsWith('https:')
+export const cookieName = (deps: DashboardDeps) => (secure(deps) ? '__Host-studio_session' : 'studio_session')
+
+function setCookie(deps: DashboardDeps, ctx: PageCtx, value: string, maxAge: number) {
+  const flags = `Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure(deps) ? '; Secure' : ''}`
+  ctx.headers.push('set-cookie', `${cookieName(deps)}=${value}; ${flags}`)
+}
+
+async function signIn(deps: DashboardDeps, ctx: PageCtx, userId: string) {
+  setCookie(deps, ctx, await createSession(deps.sql, userId), MAX_AGE)
+  return see('/dashboard/keys')
+}
+
+const signinForm = (message?: string, email = '') =>
+  bare(
+    'Sign in',
+    html`<div class="card"><h1>Sign in</h1><p class="lead">to your Studio dashboard</p>
+${message ? html`<div class="notice error" role="alert">${message}</div>` : ''}
+<form method="post" action="/dashboard/signin">
+<div class="field"><label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${email}"></div>
+<div class="field"><label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required></div>
+<button>Sign in</button></form>
+<p class="lead">No password yet, or forgot it? Ask an owner of your account for a sign-in link, or run
+<code>studio signin-link --email you@example.com</code>.</p></div>`
+  )
+
+const passwordForm = (path: string, email: string, message?: string): Html =>
+  bare(
+    'Choose a password',
+    html`<div class="card"><h1>Choose a password</h1><p class="lead">for ${email}</p>
+${message ? html`<div class="notice error" role="alert">${message}</div>` : ''}
+<form method="post" action="${path}">
+<input type="text" name="username" autocomplete="username" value="${email}" hidden>
+<div class="field"><label for="password">New password (at least ${MIN_PASSWORD} characters)</label>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD}"
+required></div>
+<div class="field"><label for="confirm">Repeat it</label>
+<input id="confirm" name="confirm" type="password" autocomplete="new-password" required></div>
+<button>Save and sign in</button></form></div>`
+  )
+
+export function passwordProblem(password: string, confirm: string | null) {
+  if (password.length < MIN_PASSWORD) return `The password needs at least ${MIN_PASSWORD} characters.`
+  if (password.length > 1024) return 'The password is too long.'
+  if (confirm !== null && confirm !== password) return 'The two passwords differ.'
+  return null
+}
+
+async function checkPassword(sql: Sql, email: string, password: string) {
+  const [user] = await sql<{ id: string; password_hash: string | null }[]>`
+    select id, password_hash from users where lower(email) = lower(${email})`
+  // The same scrypt work whether or not the user exists or has a password: the same answer in the same time.
+  const ok = await verifyPassword(password, user?.password_hash ?? null)
+  return ok ? user.id : null
+}
+
+async function validLink(sql: Sql, ctx: PageCtx) {
+  const link = await linkIsValid(sql, ctx.params.token)
+  if (!link) throw new ApiError('not_found', 'This sign-in link was used already, has expired, or never existed.')
+  return link
+}
+
+export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWindow; email: SlidingWindow }): Page[] {
+  const tooMany = () => new ApiError('rate_limited', 'Too many sign-in attempts; wait a few minutes and try again.')
+  return [
+    { method: 'GET', path: '/dashboard/signin', access: 'public', handle: () => signinForm() },
+    {
+      method: 'POST',
+      path: '/dashboard/signin',
+      access: 'public',
+      async handle(ctx) {
+        const email = (ctx.form.get('email') ?? '').trim().slice(0, 320)
+        const password = ctx.form.get('password') ?? ''
+        if (!attempts.address.hit(ctx.req.socket.remoteAddress ?? '').ok) throw tooMany()
+        if (!attempts.email.hit(email.toLowerCase()).ok) throw tooMany()
+        const userId = await checkPassword(deps.sql, email, password)
+        if (!userId) return { status: 401, page: signinForm('That email and password do not match.', email) }
+        return signIn(deps, ctx, userId)
+      },
+    },
+    {
+      method: 'GET',
+      path: '/dashboard/link/:token',
+      access: 'public',
+      async handle(ctx) {
+        return passwordForm(ctx.url.pathname, (await validLink(deps.sql, ctx)).email)
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/link/:token',
+      access: 'public',
+      async handle(ctx) {
+        const link = await validLink(deps.sql, ctx)
+        const password = ctx.form.get('password') ?? ''
+        const problem = passwordProblem(password, ctx.form.get('confirm'))
+        if (problem) return { status: 422, page: passwordForm(ctx.url.pathname, link.email, problem) }
+        const userId = await redeemLink(deps.sql, ctx.params.token, await hashPassword(password))
+        if (!userId) throw new ApiError('not_found', 'This sign-in link was used already.')
+        return signIn(deps, ctx, userId)
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/signout',
+      access: 'user',
+      async handle(ctx) {
+        if (ctx.token) await endSession(deps.sql, ctx.token)
+        setCookie(deps, ctx, '', 0)
+        return see('/dashboard/signin')
+      },
+    },
+  ]
+}

@@ -1,0 +1,111 @@
+import { inviteMember, listMembers, removeMember, setMemberRole, TeamError } from '../accounts/team.js'
+import { ROLES } from '../api/schemas.js'
+import { ApiError } from '../http/errors.js'
+import { html, type Html } from './html.js'
+import { csrfField, notice, page, secretBox, when, type Viewer } from './layout.js'
+import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { createSigninLink } from './sessions.js'
+
+const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/
+
+const roleOptions = (current: string) =>
+  ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`)
+
+function roleOf(value: string | null): string {
+  if (!(ROLES as readonly string[]).includes(value ?? ''))
+    throw new ApiError('bad_request', 'Pick a role from the list.')
+  return value as string
+}
+
+async function teamPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
+  const v: Viewer = ctx.user
+  const members = await listMembers(deps.sql, ctx.user.accountId)
+  const rows = members.map(
+    (m) => html`<tr><td>${m.name ?? '—'}</td><td>${m.email}</td><td>
+<form class="inline" method="post" action="/dashboard/team/${m.id}/role">${csrfField(v)}
+<label class="skip" for="r-${m.id}">Role of ${m.email}</label>
+<select id="r-${m.id}" name="role">${roleOptions(m.role)}</select>
+<button class="secondary small">Change</button></form></td>
+<td>${m.has_password ? 'yes' : 'not yet'}</td><td>${when(m.created_at)}</td><td>
+<form class="inline" method="post" action="/dashboard/team/${m.id}/link">${csrfField(v)}
+<button class="secondary small">Sign-in link</button></form>
+${
+  m.id === ctx.user.userId
+    ? ''
+    : html`<form class="inline" method="post" action="/dashboard/team/${m.id}/remove">${csrfField(v)}
+<button class="danger small">Remove</button></form>`
+}</td></tr>`
+  )
+  return page(
+    v,
+    'team',
+    'Team',
+    html`<h1>Team</h1><p class="lead">Who can sign in to this account. Owners and admins manage every key and this page;
+members see only their own keys.</p>${notice(ctx.url.searchParams.get('done'))}${banner}
+<div class="card"><h2>Invite someone</h2><form method="post" action="/dashboard/team" class="row">${csrfField(v)}
+<div class="field"><label for="email">Email</label><input id="email" name="email" type="email" required></div>
+<div class="field"><label for="role">Role</label><select id="role" name="role">${roleOptions('member')}</select></div>
+<div class="field"><button>Create sign-in link</button></div></form></div>
+<div class="table-wrap"><table><thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Password set</th><th>Added</th>
+<th>Actions</th></tr></thead><tbody>${rows}</tbody></table></div>`
+  )
+}
+
+const linkBanner = (email: string, link: string) => html`<div class="notice warn" role="alert">
+<strong>A sign-in link for ${email}</strong>: hand it over privately. It works once, for 24 hours.
+${secretBox('new-link', link)}</div>`
+
+// TeamError (last owner, foreign email, unknown user) is the user's mistake: a 400 page, nothing changed.
+async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (e) {
+    if (e instanceof TeamError) throw new ApiError('bad_request', e.message)
+    throw e
+  }
+}
+
+// The account's user `id`, when the viewer may manage them: an admin can neither sign in as, demote nor remove an owner
+// (a sign-in link for an owner would make an admin one).
+async function managed(deps: DashboardDeps, ctx: PageCtx, id: string) {
+  const member = (await listMembers(deps.sql, ctx.user.accountId)).find((m) => m.id === id)
+  if (!member) throw new ApiError('not_found', 'There is no such user in your account.')
+  if (member.role === 'owner' && ctx.user.role !== 'owner')
+    throw new ApiError('forbidden', 'Only an owner can manage an owner.')
+  return member
+}
+
+const signinFor = async (deps: DashboardDeps, ctx: PageCtx, id: string) => {
+  const member = await managed(deps, ctx, id)
+  return teamPage(deps, ctx, linkBanner(member.email, await createSigninLink(deps.sql, member.id, deps.publicUrl())))
+}
+
+export function teamPages(deps: DashboardDeps): Page[] {
+  const { sql } = deps
+  const post = (path: string, handle: Page['handle']): Page => ({ method: 'POST', path, access: 'admin', handle })
+  return [
+    { method: 'GET', path: '/dashboard/team', access: 'admin', handle: (ctx) => teamPage(deps, ctx) },
+    post('/dashboard/team', async (ctx) => {
+      const email = (ctx.form.get('email') ?? '').trim()
+      if (!EMAIL.test(email) || email.length > 320) throw new ApiError('bad_request', 'That is not an email address.')
+      const role = roleOf(ctx.form.get('role'))
+      if (role === 'owner' && ctx.user.role !== 'owner')
+        throw new ApiError('forbidden', 'Only an owner can add owners.')
+      return signinFor(deps, ctx, await guarded(() => inviteMember(sql, ctx.user.accountId, email, role)))
+    }),
+    post('/dashboard/team/:id/link', (ctx) => signinFor(deps, ctx, ctx.params.id)),
+    post('/dashboard/team/:id/role', async (ctx) => {
+      const role = roleOf(ctx.form.get('role'))
+      if (role === 'owner' && ctx.user.role !== 'owner')
+        throw new ApiError('forbidden', 'Only an owner can add owners.')
+      await managed(deps, ctx, ctx.params.id)
+      await guarded(() => setMemberRole(sql, ctx.user.accountId, ctx.params.id, role))
+      return see('/dashboard/team?done=role')
+    }),
+    post('/dashboard/team/:id/remove', async (ctx) => {
+      await managed(deps, ctx, ctx.params.id)
+      await guarded(() => removeMember(sql, ctx.user.accountId, ctx.params.id))
+      return see('/dashboard/team?done=removed')
+    }),
+  ]
+}

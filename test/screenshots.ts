@@ -1,0 +1,95 @@
+// `npm run screenshots`: a 1280×800 PNG of every dashboard section in docs/screenshots/, over a seeded database.
+import { mkdirSync } from 'node:fs'
+import { signinLink } from './dashboard-client.js'
+import { openBrowser } from './browser.js'
+import { startTestServer, testDatabase } from './helpers.js'
+
+const cleanups: (() => unknown)[] = []
+const t = { teardown: (fn: () => unknown) => cleanups.push(fn) }
+try {
+  const dbEnv = await testDatabase(t)
+  const server = await startTestServer(t, {}, { dbEnv })
+  const env = { STUDIO_PUBLIC_URL: server.url }
+  const link = await signinLink(dbEnv, env, [
+    '--email',
+    'ada@example.com',
+    '--name',
+    'Ada Lovelace',
+    '--plan',
+    'STARTER',
+  ])
+  const sql = server.db.sql
+  const key = await server.key({ email: 'ada@example.com', keyName: 'website contact form' })
+  await server.key({ email: 'ada@example.com', keyName: 'staging' })
+  await signinLink(dbEnv, env, ['--email', 'grace@example.com', '--name', 'Grace Hopper'])
+  const [{ account_id }] = await sql<
+    { account_id: string }[]
+  >`select account_id from users where email = 'ada@example.com'`
+  await sql`update users set account_id = ${account_id}, role = 'admin' where email = 'grace@example.com'`
+  const people = [
+    'Marie Curie',
+    'Alan Turing',
+    'Katherine Johnson',
+    'Linus Pauling',
+    'Rosalind Franklin',
+    'Tim Berners-Lee',
+  ]
+  for (const [i, name] of people.entries()) {
+    const r = await server.fetch('/api/v1/leads', {
+      method: 'POST',
+      key,
+      json: {
+        name,
+        email: `${name.split(' ')[0].toLowerCase()}@example.org`,
+        company: ['Radium Ltd', 'Bletchley', 'NASA', 'Caltech', "King's College", 'CERN'][i],
+        service: ['Website', 'Mobile app', 'Consulting'][i % 3],
+        message: 'We would like a quote for a new project starting next quarter.',
+        utm: { source: 'newsletter', campaign: 'autumn' },
+      },
+    })
+    if (r.status !== 201) throw new Error(`lead: ${r.status}`)
+  }
+  const prefix = key.split('_')[1]
+  const now = new Date()
+  for (let day = 1; day <= now.getUTCDate(); day++) {
+    const n = 3 + ((day * 7) % 11)
+    const at = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), day, 12))
+    await sql`insert into completions (account_id, key_prefix, model_alias, upstream_model, input_tokens, output_tokens,
+      latency_ms, attempts, outcome, created_at)
+      select ${account_id}, ${prefix}, 'primary', 'model', 120, 340, 800, 1, case when g % 9 = 0 then 'upstream_error' else 'ok' end, ${at}
+      from generate_series(1, ${n}) g`
+  }
+  await sql`insert into quota_usage (account_id, month, used) values (${account_id}, date_trunc('month', now())::date, 1234)
+            on conflict do nothing`
+  mkdirSync('docs/screenshots', { recursive: true })
+  const context = await openBrowser(t)
+  const page = await context.newPage()
+  await page.goto(link)
+  await page.screenshot({ path: 'docs/screenshots/signin-link.png' })
+  await page.fill('#password', 'correct horse battery staple')
+  await page.fill('#confirm', 'correct horse battery staple')
+  await page.click('button')
+  await page.waitForURL('**/dashboard/keys')
+  await page.fill('#name', 'backend')
+  await page.click('text=Create key')
+  // Not the page that shows the new key: no secret in a committed picture, even a throwaway one.
+  await page.goto(`${server.url}/dashboard/keys`)
+  await page.screenshot({ path: 'docs/screenshots/keys.png' })
+  for (const section of ['leads', 'usage', 'team', 'account']) {
+    await page.goto(`${server.url}/dashboard/${section}`)
+    await page.screenshot({ path: `docs/screenshots/${section}.png` })
+  }
+  await page.goto(`${server.url}/dashboard/leads`)
+  await page.click('text=Marie Curie')
+  await page.screenshot({ path: 'docs/screenshots/lead.png' })
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await page.goto(`${server.url}/dashboard/usage`)
+  await page.screenshot({ path: 'docs/screenshots/usage-dark.png' })
+  await page.emulateMedia({ colorScheme: 'light' })
+  await page.setViewportSize({ width: 375, height: 800 })
+  await page.goto(`${server.url}/dashboard/leads`)
+  await page.screenshot({ path: 'docs/screenshots/leads-375.png' })
+  console.log('wrote docs/screenshots/*.png')
+} finally {
+  for (const fn of cleanups.reverse()) await fn()
+}
