@@ -138,7 +138,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         await metricsServer?.close()
         await limits.close()
         pages?.close()
-        await Promise.all([keys.close(), recorder.close()])
+        await Promise.all([keys.close(), recorder.close(), quota.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()
       })()),

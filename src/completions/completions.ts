@@ -58,10 +58,10 @@ export function completionsRoute(deps: CompletionsDeps): Route {
     }
 
   // A failed upstream call: recorded, and answered with its error, or with the quota's refusal when the reservation
-  // that ran alongside it was refused (which is what aborted it).
+  // that ran alongside it was refused and that is what aborted it (a call that failed on its own keeps its error).
   async function failed(e: unknown, ticket: Ticket, record: Record): Promise<never> {
     if (!(e instanceof UpstreamFailure)) throw e
-    const refused = await ticket.refusal()
+    const refused = e.outcome === 'client_closed' && ticket.abortedByRefusal() ? await ticket.refusal() : null
     record(refused ? refusedOutcome(refused) : e.outcome, e.attempts, e.requestId)
     if (refused) throw refused
     log.warn('upstream call failed', {

@@ -14,6 +14,8 @@ export interface Ticket {
   committed(): Promise<Reservation>
   // The refusal, once the reservation has settled, or null when the unit was granted.
   refusal(): Promise<unknown>
+  // True once a refusal has aborted the (overlapped) upstream call.
+  abortedByRefusal(): boolean
   // Gives the unit back if it was granted (a failed call); never throws.
   giveBack(): Promise<void>
   // Call when the request is over: the account has one call fewer in flight.
@@ -33,11 +35,12 @@ export function createTickets(quota: Quota, log: Logger, metrics?: Metrics) {
     calls.set(accountId, inFlight)
     const left = quota.unitsLeft(accountId)
     const overlapped = left !== undefined && left > MARGIN * inFlight
+    let aborted = false
     const settled = quota.reserve(accountId).then(
       (reservation) => ({ reservation, error: null as unknown }),
       (e: unknown) => {
         if (e instanceof ApiError && e.code === 'quota_exceeded') metrics?.refused('quota_exceeded')
-        if (overlapped) abort()
+        if (overlapped) (aborted = true), abort()
         return settledWith(e)
       }
     )
@@ -50,6 +53,7 @@ export function createTickets(quota: Quota, log: Logger, metrics?: Metrics) {
         throw s.error
       },
       refusal: async () => (await settled).error,
+      abortedByRefusal: () => aborted,
       async giveBack() {
         const { reservation } = await settled
         if (reservation)

@@ -69,6 +69,8 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
   const known = new Map<string, Known>()
   const listeners: ((accountId: string) => void)[] = []
   const changed = (accountId: string) => listeners.forEach((fn) => fn(accountId))
+  const pending = new Set<Promise<unknown>>()
+  const track = <T>(p: Promise<T>) => (pending.add(p), p.finally(() => pending.delete(p)).catch(() => {}), p)
 
   function pump(accountId: string) {
     const running = inFlight.get(accountId) ?? 0
@@ -76,7 +78,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     if (!batch || running >= BATCHES_IN_FLIGHT) return
     waiting.delete(accountId)
     inFlight.set(accountId, running + 1)
-    void send(accountId, batch).finally(() => {
+    void track(send(accountId, batch)).finally(() => {
       const left = inFlight.get(accountId)! - 1
       if (left) inFlight.set(accountId, left)
       else inFlight.delete(accountId)
@@ -109,9 +111,9 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
       const query = sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
         select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length}, ${sql.json(limits)})`
       const [r] = await withTimeout(
-        query,
+        track(query),
         timeoutMs,
-        ([late]) => late?.granted && giveBack(accountId, month, late.granted)
+        ([late]) => late?.granted && track(Promise.resolve(giveBack(accountId, month, late.granted)))
       )
       learn(accountId, month, r)
       if (r.granted > 0) changed(accountId)
@@ -160,6 +162,11 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
       if (!k || k.month !== monthOf(now).month) return undefined
       if (k.left === Infinity) return k.left
       return k.trusted && now - k.foreignAt > FOREIGN_MS ? k.left : undefined
+    },
+
+    // Waits for reservations under way and the give-backs of late commits (call before closing the pool).
+    async close() {
+      while (pending.size) await Promise.allSettled([...pending])
     },
 
     onChange(fn: (accountId: string) => void) {
