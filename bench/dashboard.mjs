@@ -7,6 +7,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { NODE_FLAGS } from './unit-flags.mjs'
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 100_000)
 const admin = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -35,7 +36,7 @@ try {
   const env = { PATH: process.env.PATH, DATABASE_URL: dbUrl, PORT: String(port), LOG_LEVEL: 'info' }
   if (process.env.BENCH_SERVER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS
   const base = `http://127.0.0.1:${port}`
-  server = spawn(process.execPath, [bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  server = spawn(process.execPath, [...NODE_FLAGS, bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
   const times = []
   let buf = ''
   server.stdout.on('data', (d) => {
@@ -81,7 +82,9 @@ try {
   }
   const first = await get('/dashboard/leads')
   const next = /href="(\/dashboard\/leads\?after=[^"]+)"/.exec(first)[1]
-  console.log(`dashboard, ${LEADS.toLocaleString('en-US')} leads in one account`)
+  console.log(
+    `dashboard, ${LEADS.toLocaleString('en-US')} leads in one account; studio: node ${NODE_FLAGS.join(' ') || '(no flags)'}`
+  )
   await measure('leads page (first 50)', '/dashboard/leads')
   await measure('leads page (second page, keyset)', next)
   await measure('leads search (q=lead 9999)', '/dashboard/leads?q=lead%209999', 10)

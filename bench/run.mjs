@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { build } from 'esbuild'
 import postgres from 'postgres'
 import { measureScale } from './scale.mjs'
+import { NODE_FLAGS } from './unit-flags.mjs'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
@@ -28,11 +29,8 @@ function start(core, args, env = {}) {
   return child
 }
 
-// The service as deployed: the V8 flags of the systemd unit's ExecStart (the Containerfile has the same), and its log
-// (LOG_LEVEL=info, the default) going to a file, as journald or a container runtime would take it.
-const unitFlags =
-  /^ExecStart=\S+ (.*?) ?\S*studio\.mjs/m.exec(readFileSync('contrib/studio.service', 'utf8'))?.[1] ?? ''
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? unitFlags).split(' ').filter(Boolean)
+// The service as deployed (bench/unit-flags.mjs), and its log (LOG_LEVEL=info, the default) going to a file, as
+// journald or a container runtime would take it.
 function startLogged(core, args, env, file, stdio = 'inherit') {
   const out = openSync(file, 'w')
   const [cmd, argv] = pin(core, process.execPath, args)
