@@ -477,3 +477,6 @@ if (scale)
   console.log(
     `scale: GET /me with the Redis limiter ${fmt(scale.limiterRatio)}× the in-memory limiter (target ≥ 0.60); STUDIO_WORKERS=2 ${fmt(scale.workersRatio)}× one process`
   )
+// The children still running (the scale bench's own redis-server) would keep this process alive: the exit handler
+// above kills them.
+process.exit(0)
