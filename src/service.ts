@@ -75,6 +75,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
   const quota = createQuota(db.raw, config, clock, config.STUDIO_DB_TIMEOUT_MS)
+  keys.onAccountChange(quota.drop)
   const metrics = opts.metrics ?? createMetrics()
   const limits = await openLimiters(config, { log, metrics, clock })
   const { limiter, authFailures } = limits

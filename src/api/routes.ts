@@ -22,6 +22,7 @@ const ME_MAX_CACHED = 100_000
 
 // GET /me is answered from a cache (per account and user) of at most one second: dropped at once when this process
 // reserves or gives back quota for the account, and within the key poller's interval when its plan changes anywhere.
+// Its quota's `used` leaves out the units this process holds ahead for the account (limits/holds.ts).
 export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountChange'>): Route {
   const cache = new Map<string, Map<string, { until: number; monthEnds: number; json: string }>>()
   let size = 0
@@ -56,7 +57,7 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
       where a.id = ${principal.accountId}`
     if (!row) throw unauthorized()
     const user = row.id ? { id: row.id, email: row.email, name: row.name, role: row.role } : null
-    const status = quota.status(row.plan, row.used)
+    const status = quota.status(row.plan, row.used - quota.held(principal.accountId))
     const json = JSON.stringify({ user, plan: row.plan, quota: status })
     if (size >= ME_MAX_CACHED) cache.clear(), (size = 0)
     let entries = cache.get(principal.accountId)

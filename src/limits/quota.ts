@@ -1,6 +1,7 @@
 import type { Config } from '../ops/config.js'
 import { withTimeout, type Sql } from '../storage/db.js'
 import { ApiError } from '../http/errors.js'
+import { type Hold, IDLE_MS, newHold, take, target } from './holds.js'
 import { monthOf } from './month.js'
 
 export interface QuotaStatus {
@@ -62,9 +63,12 @@ const FOREIGN_MS = 10_000
 // grants at most what is left under the limit of the account's current plan while holding the row lock: exact across
 // concurrent requests and across processes, one round trip per batch. Each answer also tells this process how many
 // units the account had left (`unitsLeft`), which lets completions decide whether to wait for the reservation first.
+// A busy account's batches also reserve units ahead for the calls to come (holds.ts), which then take a committed unit
+// without a round trip.
 export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number = Date.now, timeoutMs = 0) {
   const limits = limitsByPlan(config)
   const waiting = new Map<string, Waiter[]>()
+  const holds = new Map<string, Hold & { asked: number }>()
   const inFlight = new Map<string, number>()
   const known = new Map<string, Known>()
   const listeners: ((accountId: string) => void)[] = []
@@ -107,9 +111,13 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
 
   async function send(accountId: string, batch: Waiter[]) {
     const { month, end: resetsAt } = monthOf(clock())
+    const hold = holds.get(accountId)
+    const extra = hold?.month === month ? wanted(accountId, hold) : 0
+    if (batch.length + extra === 0) return
+    if (hold) hold.asked += extra
     try {
       const query = sql<{ granted: number; now_used: number; quota_limit: number | null }[]>`
-        select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length}, ${sql.json(limits)})`
+        select * from studio_quota_reserve(${accountId}, ${month}, ${batch.length + extra}, ${sql.json(limits)})`
       const [r] = await withTimeout(
         track(query),
         timeoutMs,
@@ -117,13 +125,59 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
       )
       learn(accountId, month, r)
       if (r.granted > 0) changed(accountId)
+      const spare = r.granted - batch.length
+      if (spare > 0 && hold && holds.get(accountId) === hold && hold.month === month) hold.units += spare
+      else if (spare > 0) void track(giveBack(accountId, month, spare))
       batch.forEach((w, i) =>
         i < r.granted ? w.resolve({ accountId, month }) : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))
       )
     } catch (e) {
       batch.forEach((w) => w.reject(e))
+    } finally {
+      if (hold) hold.asked -= extra
     }
   }
+
+  // Units worth reserving ahead for the account now: up to its target, less what is held and already asked for.
+  const wanted = (accountId: string, h: Hold & { asked: number }) =>
+    Math.max(0, target(h, unitsLeft(accountId), performance.now()) - h.units - h.asked)
+
+  // Gives what the account's hold has left back to the database (its plan changed, its calls stopped, the month or
+  // the process ended); an error leaves the units counted, never spent twice.
+  function returnHold(accountId: string, h: Hold) {
+    const n = h.units
+    if (!n) return
+    h.units = 0
+    void track(giveBack(accountId, h.month, n))
+    const k = known.get(accountId)
+    if (k?.month === h.month) (k.left += n), (k.used -= n)
+    changed(accountId)
+  }
+
+  // The hold of the account for this month (a new one at a new month, the old one's units given back), counting the
+  // call; true when the call took a held unit.
+  function takeHeld(accountId: string, month: string): boolean {
+    const now = performance.now()
+    let h = holds.get(accountId)
+    if (h && h.month !== month) returnHold(accountId, h), (h = undefined)
+    if (!h) holds.set(accountId, (h = { ...newHold(month, now), asked: 0 }))
+    const took = take(h, now)
+    // Running low: a batch of no calls fetches more (when nothing was held, the call's own batch asks for them).
+    if (took && h.units * 2 < target(h, unitsLeft(accountId), now) && wanted(accountId, h) > 0) {
+      if (!waiting.has(accountId)) waiting.set(accountId, [])
+      pump(accountId)
+    }
+    return took
+  }
+
+  const sweeper = setInterval(() => {
+    const now = performance.now()
+    for (const [accountId, h] of holds) {
+      if (now - h.lastTakeAt < IDLE_MS) continue
+      returnHold(accountId, h)
+      if (!h.asked) holds.delete(accountId)
+    }
+  }, IDLE_MS / 2).unref()
 
   const giveBack = (accountId: string, month: string, n: number) =>
     sql`update quota_usage set used = greatest(0, used - ${n}) where account_id = ${accountId} and month = ${month}`
@@ -136,8 +190,21 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
       { 'retry-after': String(Math.max(1, Math.ceil((resetsAt.getTime() - clock()) / 1000))) }
     )
 
+  function unitsLeft(accountId: string): number | undefined {
+    const k = known.get(accountId)
+    const now = clock()
+    if (!k || k.month !== monthOf(now).month) return undefined
+    if (k.left === Infinity) return k.left
+    return k.trusted && now - k.foreignAt > FOREIGN_MS ? k.left : undefined
+  }
+
   return {
     reserve(accountId: string): Promise<Reservation> {
+      const month = monthOf(clock()).month
+      if (takeHeld(accountId, month)) {
+        changed(accountId)
+        return Promise.resolve({ accountId, month })
+      }
       return new Promise((resolve, reject) => {
         const batch = waiting.get(accountId)
         if (batch) batch.push({ resolve, reject })
@@ -146,7 +213,13 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
       })
     },
 
+    // A unit of a call that failed: back into the account's hold while it holds units ahead, else to the database.
     async release(r: Reservation) {
+      const h = holds.get(r.accountId)
+      if (h?.month === r.month && target(h, unitsLeft(r.accountId), performance.now()) > 0) {
+        h.units++
+        return changed(r.accountId)
+      }
       await giveBack(r.accountId, r.month, 1)
       const k = known.get(r.accountId)
       if (k?.month === r.month) k.left++, k.used--
@@ -156,16 +229,25 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     // Units the account had left after the last reservation this process made for it this month (Infinity when
     // unlimited), or undefined when this process does not know or cannot trust it: before its second answer for the
     // account this month, and for FOREIGN_MS after another process was seen spending the account's units.
-    unitsLeft(accountId: string): number | undefined {
-      const k = known.get(accountId)
-      const now = clock()
-      if (!k || k.month !== monthOf(now).month) return undefined
-      if (k.left === Infinity) return k.left
-      return k.trusted && now - k.foreignAt > FOREIGN_MS ? k.left : undefined
+    unitsLeft,
+
+    // Units this process holds ahead for the account this month: counted as used in the database, not spent yet.
+    held(accountId: string): number {
+      const h = holds.get(accountId)
+      return h?.month === monthOf(clock()).month ? h.units : 0
     },
 
-    // Waits for reservations under way and the give-backs of late commits (call before closing the pool).
+    // The account changed (its plan, say): what this process holds for it is given back.
+    drop(accountId: string) {
+      const h = holds.get(accountId)
+      if (h) returnHold(accountId, h)
+    },
+
+    // Gives back every hold, then waits for reservations under way and the give-backs of late commits (call before
+    // closing the pool).
     async close() {
+      clearInterval(sweeper)
+      for (const [accountId, h] of holds) returnHold(accountId, h)
       while (pending.size) await Promise.allSettled([...pending])
     },
 
