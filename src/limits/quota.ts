@@ -69,6 +69,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
   const limits = limitsByPlan(config)
   const waiting = new Map<string, Waiter[]>()
   const holds = new Map<string, Hold & { asked: number }>()
+  let closing = false
   const inFlight = new Map<string, number>()
   const known = new Map<string, Known>()
   const listeners: ((accountId: string) => void)[] = []
@@ -126,7 +127,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
       learn(accountId, month, r)
       if (r.granted > 0) changed(accountId)
       const spare = r.granted - batch.length
-      if (spare > 0 && hold && holds.get(accountId) === hold && hold.month === month) hold.units += spare
+      if (spare > 0 && !closing && hold && holds.get(accountId) === hold && hold.month === month) hold.units += spare
       else if (spare > 0) void track(giveBack(accountId, month, spare))
       batch.forEach((w, i) =>
         i < r.granted ? w.resolve({ accountId, month }) : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))
@@ -247,6 +248,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     // closing the pool).
     async close() {
       clearInterval(sweeper)
+      closing = true
       for (const [accountId, h] of holds) returnHold(accountId, h)
       while (pending.size) await Promise.allSettled([...pending])
     },
