@@ -70,6 +70,17 @@ async function waitHealthy(url, deadlineMs = 30_000) {
   }
 }
 
+// Runs `fn` (a load), adding to its result the CPU time `child` used meanwhile (ms).
+function withCpu(child, fn) {
+  const ticks = () => {
+    const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return Number(f[11]) + Number(f[12])
+  }
+  const before = ticks()
+  const r = fn()
+  return { ...r, cpuMs: (ticks() - before) * 10 }
+}
+
 function load(opts) {
   const file = join(work, 'load.json')
   writeFileSync(file, JSON.stringify({ seconds: SECONDS, ...opts }))
@@ -361,9 +372,9 @@ const post = (u, extra = {}) => ({
   ...extra,
 })
 for (let i = 0; i < ROUNDS; i++) {
-  busy.via.push(load(post(`${url}/api/v1/ai/completions`, { keys: [key] })))
+  busy.via.push(withCpu(studio, () => load(post(`${url}/api/v1/ai/completions`, { keys: [key] }))))
   busy.straight.push(load(post(`${fakeUrl}/v1/messages`)))
-  busy.relayed.push(load(post(`${proxyUrl}/v1/messages`)))
+  busy.relayed.push(withCpu(proxy, () => load(post(`${proxyUrl}/v1/messages`))))
 }
 const busyRatio = {}
 for (const p of ['p50', 'p99']) {
@@ -377,6 +388,9 @@ for (const p of ['p50', 'p99']) {
     `added ${fmt(a - b, 3)} ms vs the relay's ${fmt(r - b, 3)} ms (ratio target ≤ ${p === 'p50' ? '1.5' : '2'})`
   )
 }
+// CPU time per call (user + system, from /proc), the steadier measure when other processes share the cores.
+const cpuMs = (k) => fmt(median(busy[k].map((r) => r.cpuMs / (r.requests / SECONDS) / (SECONDS + 1))), 3)
+row('completions one key CPU ms per call (c=20)', cpuMs('via'), cpuMs('relayed'), null, 'studio vs the bare relay')
 const busyBad = busy.via.flatMap((r) => Object.keys(r.statuses).filter((x) => x !== '200'))
 if (busyBad.length) row('completions one key non-200', busyBad.join(','), '', null, 'errors!')
 
