@@ -33,6 +33,20 @@ const COLUMNS = [
   'created_at',
 ] as const
 
+// One statement whatever the number of rows: a column per array. (A VALUES list of n rows would be a statement per n,
+// each kept prepared on every pooled connection, by the driver and by PostgreSQL.)
+const insert = (sql: Sql, rows: CompletionRecord[]) => {
+  const col = <K extends (typeof COLUMNS)[number]>(k: K) => rows.map((r) => r[k])
+  return sql`
+    insert into completions (${sql.unsafe(COLUMNS.join(', '))})
+    select * from unnest(
+      ${col('account_id')}::uuid[], ${col('key_prefix')}::text[], ${col('model_alias')}::text[],
+      ${col('upstream_model')}::text[], ${col('input_tokens')}::int[], ${col('output_tokens')}::int[],
+      ${col('cache_read_input_tokens')}::int[], ${col('cache_creation_input_tokens')}::int[],
+      ${col('latency_ms')}::int[], ${col('attempts')}::int[], ${col('outcome')}::text[],
+      ${col('upstream_request_id')}::text[], ${col('created_at').map((d) => d.toISOString())}::timestamptz[])`
+}
+
 export interface Recorder {
   record(row: CompletionRecord): void
   flush(): Promise<void>
@@ -52,7 +66,7 @@ export function createRecorder(
   async function write() {
     while (pending.length > 0) {
       const rows = pending.slice(0, batch)
-      await sql`insert into completions ${sql(rows, ...COLUMNS)}`
+      await insert(sql, rows)
       pending = pending.slice(rows.length)
     }
   }
