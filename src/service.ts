@@ -18,6 +18,7 @@ import { openApiRoute } from './api/openapi.js'
 import { openLimiters } from './limits/limiters.js'
 import { createQuota } from './limits/quota.js'
 import { createRecorder } from './completions/recorder.js'
+import { createTickets } from './completions/reservation.js'
 import type { CallOptions, UpstreamConfig } from './completions/call.js'
 import { healthRoutes, leadsRoute, meRoute } from './api/routes.js'
 import { createDashboard } from './dashboard/dashboard.js'
@@ -64,6 +65,8 @@ function guardDriverRejections(log: Logger) {
   driverLog = log
 }
 
+const SETTLE_MS = 2000
+
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
   guardDriverRejections(log)
@@ -84,8 +87,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).',
     () => db.sql.options.max
   )
+  const tickets = createTickets(quota, log, metrics)
   const completions = {
     quota,
+    tickets,
     adapter: adapterFor(config),
     dispatcher,
     recorder,
@@ -139,6 +144,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         await metricsServer?.close()
         await limits.close()
         pages?.close()
+        // Calls a forced close aborted still give their units back (bounded: their upstream calls are aborted).
+        await tickets.settled(SETTLE_MS)
         await Promise.all([keys.close(), recorder.close(), quota.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()

@@ -1,7 +1,7 @@
 import postgres from 'postgres'
 import t, { type Test } from 'tap'
 import { anthropicMessage, fakeUpstream, json } from './fake-upstream.js'
-import { startTestServer } from './helpers.js'
+import { openTestDatabase, startTestServer } from './helpers.js'
 
 // A reservation that outlives its deadline (the quota row locked by another connection): its late commit is given
 // back even when the server shuts down meanwhile, and an overlapped call that fails on its own keeps its own error.
@@ -29,12 +29,15 @@ async function setup(t: Test, email: string, thirdFails: boolean) {
   t.teardown(() => other.end())
   const [{ account_id }] = await s.db.sql<{ account_id: string }[]>`select account_id from quota_usage`
   let release = () => {}
+  let lockTaken = () => {}
   const held = new Promise<void>((r) => (release = r))
+  const taken = new Promise<void>((r) => (lockTaken = r))
   const locked = other.begin(async (tx) => {
     await tx`select * from quota_usage where account_id = ${account_id} for update`
+    lockTaken()
     await held
   })
-  await sleep(50)
+  await taken
   const used = async () =>
     (await other<{ used: number }[]>`select used from quota_usage where account_id = ${account_id}`)[0].used
   return { s, post, unlock: async () => (release(), await locked), used }
@@ -63,5 +66,46 @@ t.test(
     t.equal(((await r.json()) as { error: { code: string } }).error.code, 'invalid_request')
     await sleep(500)
     t.equal(await used(), 2, 'nothing charged for the failed call')
+  }
+)
+
+t.test(
+  'a close cut short by STUDIO_SHUTDOWN_TIMEOUT_MS still gives back the units of the calls it aborted',
+  async (t) => {
+    const upstream = await fakeUpstream(t, () => {}) // never answers
+    const s = await startTestServer(t, {
+      ANTHROPIC_API_KEY: 'sk-test',
+      ANTHROPIC_BASE_URL: upstream.url,
+      STUDIO_SHUTDOWN_TIMEOUT_MS: '300',
+    })
+    const key = await s.key({ email: 'forced-close@example.com' })
+    const calls = Array.from({ length: 3 }, () =>
+      s
+        .fetch('/api/v1/ai/completions', { method: 'POST', key, json: { messages: [{ role: 'user', content: 'hi' }] } })
+        .then(
+          (r) => r.status,
+          () => 'cut off'
+        )
+    )
+    for (let i = 0; i < 100 && upstream.seen.length < 3; i++) await sleep(20)
+    t.equal(upstream.seen.length, 3, 'three calls under way')
+    await s.close()
+    t.same(await Promise.all(calls), ['cut off', 'cut off', 'cut off'])
+    const db = await openTestDatabase(t, {
+      DATABASE_URL: s.config.DATABASE_URL ?? '',
+      STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR,
+    })
+    const [{ used }] = await db.sql<{ used: number }[]>`select used from quota_usage`
+    t.equal(used, 0, 'their units were given back before the pool closed')
+    const outcomes = await db.sql<{ outcome: string }[]>`select outcome from completions`
+    t.same(
+      outcomes.map((o) => o.outcome),
+      ['client_closed', 'client_closed', 'client_closed'],
+      'and they were recorded'
+    )
+    t.notOk(
+      s.log.lines.some((l) => /not given back|records lost/.test(l)),
+      'nothing was lost'
+    )
   }
 )

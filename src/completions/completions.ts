@@ -4,7 +4,7 @@ import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import type { Quota } from '../limits/quota.js'
 import type { Recorder } from './recorder.js'
-import { createTickets, refusedOutcome, type Ticket } from './reservation.js'
+import { refusedOutcome, type Ticket, type Tickets } from './reservation.js'
 import type { Principal } from '../accounts/auth.js'
 import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import { type Adapter, type CallOptions, UpstreamFailure, type Usage } from './call.js'
@@ -12,6 +12,7 @@ import { callUpstream, notConfigured } from './upstream.js'
 
 export interface CompletionsDeps {
   quota: Quota
+  tickets: Tickets
   metrics?: Metrics
   adapter: Adapter
   dispatcher: Dispatcher
@@ -33,7 +34,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       upstream: adapter.name,
       status,
     })
-  const tickets = createTickets(deps.quota, log, deps.metrics)
+  const { tickets } = deps
 
   type Record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => void
   const recordFor =

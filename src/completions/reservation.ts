@@ -28,9 +28,14 @@ const settledWith = (e: unknown) => ({ reservation: null, error: e })
 // one's arriving in a burst) spend the same units.
 const MARGIN = 4
 
+export type Tickets = ReturnType<typeof createTickets>
+
 export function createTickets(quota: Quota, log: Logger, metrics?: Metrics) {
   const calls = new Map<string, number>()
-  return function ticket(accountId: string, abort: () => void): Ticket {
+  let open = 0
+  const idle: (() => void)[] = []
+  function ticket(accountId: string, abort: () => void): Ticket {
+    open++
     const inFlight = (calls.get(accountId) ?? 0) + 1
     calls.set(accountId, inFlight)
     const left = quota.unitsLeft(accountId)
@@ -67,9 +72,15 @@ export function createTickets(quota: Quota, log: Logger, metrics?: Metrics) {
         const n = calls.get(accountId)! - 1
         if (n) calls.set(accountId, n)
         else calls.delete(accountId)
+        if (--open === 0) for (const fn of idle.splice(0)) fn()
       },
     }
   }
+  // Resolves once every ticket is done (its unit given back or kept), or after `ms`: a close cut short by
+  // STUDIO_SHUTDOWN_TIMEOUT_MS waits this long for the calls it aborted before the pool closes.
+  const settled = (ms: number) =>
+    open === 0 ? Promise.resolve() : new Promise<void>((ok) => (idle.push(ok), setTimeout(ok, ms).unref()))
+  return Object.assign(ticket, { settled })
 }
 
 // The completions table's outcome for a call whose reservation was refused while the call was under way.
