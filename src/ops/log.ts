@@ -57,6 +57,17 @@ const nowIso = () => {
   return iso
 }
 
+// What an info line has before its fields, `{"time":…,"level":"info","msg":…,`, made once per millisecond and message.
+let headIso = ''
+let headMsg = ''
+let head = ''
+const infoHead = (msg: string) => {
+  const iso = nowIso()
+  if (iso !== headIso || msg !== headMsg)
+    (headIso = iso), (headMsg = msg), (head = `{"time":"${iso}","level":"info","msg":${JSON.stringify(msg)},`)
+  return head
+}
+
 export function createLogger(level: Level, out: Sink = stdoutSink(), err: Sink = process.stderr): Logger {
   const min = levels[level]
   const emit = (sink: Sink, lvl: Level, msg: string, fields?: Fields, e?: unknown) => {
@@ -73,7 +84,7 @@ export function createLogger(level: Level, out: Sink = stdoutSink(), err: Sink =
     info: (msg, fields) => emit(out, 'info', msg, fields),
     infoJson(msg, fieldsJson) {
       if (levels.info < min) return
-      out.write(`{"time":"${nowIso()}","level":"info","msg":${JSON.stringify(msg)},${fieldsJson}}\n`)
+      out.write(`${infoHead(msg)}${fieldsJson}}\n`)
     },
     warn: (msg, fields) => emit(err, 'warn', msg, fields),
     error: (msg, fields, e) => emit(err, 'error', msg, fields, e),
