@@ -72,6 +72,20 @@ t.test('Bearer in any case and extra spaces work', async (t) => {
   }
 })
 
+t.test('once a key was served from memory, its prefix with another secret is still refused', async (t) => {
+  const get = (k: string) => s.fetch('/api/v1/me', { headers: { authorization: `Bearer ${k}` } })
+  t.equal((await get(key)).status, 200)
+  const near = key.slice(0, -1) + (key.at(-1) === 'x' ? 'y' : 'x')
+  const misses: [string, string][] = [
+    ['another secret', wrongSecret],
+    ['the last character changed', near],
+    ['one character more', `${key}x`],
+    ['one character less', key.slice(0, -1)],
+  ]
+  for (const [name, k] of misses) t.equal((await get(k)).status, 401, name)
+  t.equal((await get(key)).status, 200, 'the key itself still is')
+})
+
 t.test('a revocation reaches the running server', async (t) => {
   const k = await issueKey(s.db.sql, { email: 'later@example.com' })
   t.equal((await s.fetch('/api/v1/me', { key: k })).status, 200)

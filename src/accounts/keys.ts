@@ -47,6 +47,9 @@ export function generateKey(): NewKey {
   return { key, prefix, secretHash: hashSecret(key.slice(LABEL.length + PREFIX_LEN + 2)) }
 }
 
+// Where the prefix sits in a well-formed key (whether `key` is one is parseKey's to say).
+export const prefixOf = (key: string) => key.slice(LABEL.length + 1, LABEL.length + 1 + PREFIX_LEN)
+
 export interface ParsedKey {
   prefix: string
   secret: string

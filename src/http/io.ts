@@ -145,11 +145,17 @@ export function headerOf<S extends v.GenericSchema<string>>(
 
 export type Headers = Record<string, string | number | string[]>
 
-// One writeHead with every header in a flat list: no per-header setHeader calls on the hot path.
+// One writeHead with every header in a flat list: no per-header setHeader calls on the hot path. The response's own
+// headers go onto `common` for the call and are taken off again, thrown or not: `common` is left as it came.
 export function sendJson(res: ServerResponse, status: number, body: string, common: string[], headers?: Headers) {
-  const all = common.concat('content-type', 'application/json', 'content-length', String(Buffer.byteLength(body)))
-  if (headers) for (const k in headers) all.push(k, String(headers[k]))
-  res.writeHead(status, all)
+  const n = common.length
+  common.push('content-type', 'application/json', 'content-length', String(Buffer.byteLength(body)))
+  if (headers) for (const k in headers) common.push(k, String(headers[k]))
+  try {
+    res.writeHead(status, common)
+  } finally {
+    common.length = n
+  }
   res.end(body)
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
+import type { Principal } from '../accounts/auth.js'
 import type { Exchange } from './route.js'
 
 // The access log: one JSON line per request on stdout, at level info. It names the route pattern, never the raw
@@ -11,16 +12,33 @@ const str = (s: string | null | undefined) => (s == null ? 'null' : JSON.stringi
 // The request id (app.ts accepts only [\w.:-]), the method (a token Node's parser accepted), the key prefix (base62)
 // and the account id (a uuid) never need escaping.
 const plain = (s: string | null | undefined) => (s == null ? 'null' : `"${s}"`)
-const routeJson = new Map<string | undefined, string>()
+// What repeats from line to line is made once: the method and route part per route and method (the parser knows a
+// fixed set of methods), the key part per principal (a principal is one object per cached key).
+const routeParts = new Map<string | undefined, Map<string, string>>()
+const keyParts = new WeakMap<Principal, string>()
+
+function routePart(route: string | undefined, method: string) {
+  let byMethod = routeParts.get(route)
+  if (!byMethod) routeParts.set(route, (byMethod = new Map()))
+  let part = byMethod.get(method)
+  if (part === undefined) byMethod.set(method, (part = `"method":${plain(method)},"route":${str(route)},"status":`))
+  return part
+}
+
+function keyPart(p: Principal | undefined) {
+  if (!p) return '"key_prefix":null,"account_id":null'
+  let part = keyParts.get(p)
+  if (part === undefined) {
+    part = `"key_prefix":${plain(p.prefix)},"account_id":${plain(p.accountId)}`
+    keyParts.set(p, part)
+  }
+  return part
+}
 
 // The AccessLine as JSON, in its field order, without building the object: the line is written for every request.
 function accessJson(x: Exchange, status: number | null, ms: number, aborted: boolean): string {
-  let route = routeJson.get(x.route)
-  if (route === undefined) routeJson.set(x.route, (route = str(x.route)))
-  const p = x.principal
-  const line =
-    `"id":${plain(x.id)},"method":${plain(x.req.method ?? '')},"route":${route},"status":${status},"ms":${ms},` +
-    `"key_prefix":${plain(p?.prefix)},"account_id":${plain(p?.accountId)}`
+  const route = routePart(x.route, x.req.method ?? '')
+  const line = `"id":${plain(x.id)},${route}${status},"ms":${ms},${keyPart(x.principal)}`
   return aborted ? `${line},"aborted":true` : line
 }
 

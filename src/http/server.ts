@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { LABEL } from '../accounts/keys.js'
-import type { KeyStore } from '../accounts/auth.js'
+import type { KeyStore, Principal } from '../accounts/auth.js'
 import type { RateLimiter } from '../limits/limits.js'
 import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
@@ -24,6 +24,11 @@ export interface HttpServerDeps {
   metrics?: Metrics
   // Pages outside the API (the dashboard): the paths it owns are handed to it whole, after the request id is chosen.
   pages?: PageHandler
+}
+
+interface Routed {
+  route: Route
+  key: boolean
 }
 
 interface PageHandler {
@@ -151,16 +156,14 @@ function serverOptions(config: Config) {
 // handler, and any error turned into the Error body), composed here from its parts.
 export function createHttpServer(deps: HttpServerDeps) {
   const { config, log } = deps
-  const router = new Router<Route>()
-  for (const r of deps.routes) router.add(r.method, r.path, r)
+  // Whether a route takes a key is read from its declaration once, here, not on each request.
+  const router = new Router<Routed>()
+  for (const r of deps.routes) router.add(r.method, r.path, { route: r, key: r.uses.includes('key') })
   const observe = requestObserver(log, deps.metrics)
   const authenticate = createAuthenticator(deps)
 
   // The route for the request; null when the request is answered already (OPTIONS).
-  function routeOf(req: IncomingMessage, res: ServerResponse, headers: string[]): Route | null {
-    const url = req.url ?? '/'
-    const q = url.indexOf('?')
-    const path = q === -1 ? url : url.slice(0, q)
+  function routeOf(req: IncomingMessage, path: string, res: ServerResponse, headers: string[]): Routed | null {
     if (req.headers.host === undefined && req.httpVersionMinor === 1)
       throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
     const match = router.find(req.method ?? 'GET', path)
@@ -184,17 +187,23 @@ export function createHttpServer(deps: HttpServerDeps) {
     if (!server.listening) res.shouldKeepAlive = false
     const id = requestIdOf(req)
     const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
-    const exchange = { req, res, id, started, headers } as Exchange
+    // Every field from the start, so that all exchanges share one shape.
+    const none = undefined as unknown as Principal
+    const exchange: Exchange = { req, res, id, started, headers, route: undefined, principal: none, body: undefined }
     observe?.(exchange)
-    if (deps.pages?.owns((req.url ?? '/').split('?')[0])) {
+    const url = req.url ?? '/'
+    const q = url.indexOf('?')
+    const path = q === -1 ? url : url.slice(0, q)
+    if (deps.pages?.owns(path)) {
       exchange.route = '/dashboard'
       return deps.pages.handle(req, res, id, headers)
     }
     try {
-      const r = routeOf(req, res, headers)
-      if (!r) return
+      const routed = routeOf(req, path, res, headers)
+      if (!routed) return
+      const r = routed.route
       exchange.route = r.path
-      if (r.uses.includes('key')) {
+      if (routed.key) {
         const principal = authenticate(req, headers)
         exchange.principal = principal instanceof Promise ? await principal : principal
       }

@@ -16,26 +16,33 @@ export interface Logger {
   error(msg: string, fields?: Fields, err?: unknown): void
 }
 
-// A sink that collects lines and writes them in one write every `flushMs` (or at once past `maxBytes`), and
-// everything left when the process exits, ends on a crash (an uncaught exception still emits 'exit') or after
-// SIGTERM (serve exits through process.exit). stdout is synchronous on Linux for files, pipes and terminals, so the
-// last write at exit is complete. Only SIGKILL (or a fatal signal nobody handles) can lose the last `flushMs`.
-function bufferedSink(sink: Sink, { flushMs = 20, maxBytes = 64 * 1024 } = {}): Sink & { flush(): void } {
-  let buffered = ''
+// A sink that collects lines and writes them in one write every `flushMs` (or at once when the next line might not fit
+// in `maxBytes`), and everything left when the process exits, ends on a crash (an uncaught exception still emits
+// 'exit') or after SIGTERM (serve exits through process.exit). stdout is synchronous on Linux for files, pipes and
+// terminals, so the last write at exit is complete. Only SIGKILL (or a fatal signal nobody handles) can lose the last
+// `flushMs`. Each line is encoded into one reused buffer as it comes, so no string outlives its request (kept until the
+// flush, a line per request was old-generation garbage by then).
+function bufferedSink(sink: { write(chunk: Uint8Array): unknown }, { flushMs = 20, maxBytes = 64 * 1024 } = {}) {
+  const staged = Buffer.allocUnsafe(maxBytes)
+  let used = 0
   let timer: NodeJS.Timeout | null = null
   const flush = () => {
     if (timer) clearTimeout(timer), (timer = null)
-    if (buffered === '') return
-    const out = buffered
-    buffered = ''
+    if (used === 0) return
+    const out = Buffer.from(staged.subarray(0, used))
+    used = 0
     sink.write(out)
   }
   process.on('exit', flush)
   return {
-    write(line) {
-      buffered += line
-      if (buffered.length >= maxBytes) flush()
-      else timer ??= setTimeout(flush, flushMs).unref()
+    write(line: string) {
+      // At most 3 bytes of UTF-8 per UTF-16 unit.
+      if (used + line.length * 3 > maxBytes) {
+        flush()
+        if (line.length * 3 > maxBytes) return void sink.write(Buffer.from(line))
+      }
+      used += staged.write(line, used)
+      timer ??= setTimeout(flush, flushMs).unref()
     },
     flush,
   }
@@ -48,6 +55,17 @@ const nowIso = () => {
   const now = Date.now()
   if (now !== isoAt) (isoAt = now), (iso = new Date(now).toISOString())
   return iso
+}
+
+// What an info line has before its fields, `{"time":…,"level":"info","msg":…,`, made once per millisecond and message.
+let headIso = ''
+let headMsg = ''
+let head = ''
+const infoHead = (msg: string) => {
+  const iso = nowIso()
+  if (iso !== headIso || msg !== headMsg)
+    (headIso = iso), (headMsg = msg), (head = `{"time":"${iso}","level":"info","msg":${JSON.stringify(msg)},`)
+  return head
 }
 
 export function createLogger(level: Level, out: Sink = stdoutSink(), err: Sink = process.stderr): Logger {
@@ -66,7 +84,7 @@ export function createLogger(level: Level, out: Sink = stdoutSink(), err: Sink =
     info: (msg, fields) => emit(out, 'info', msg, fields),
     infoJson(msg, fieldsJson) {
       if (levels.info < min) return
-      out.write(`{"time":"${nowIso()}","level":"info","msg":${JSON.stringify(msg)},${fieldsJson}}\n`)
+      out.write(`${infoHead(msg)}${fieldsJson}}\n`)
     },
     warn: (msg, fields) => emit(err, 'warn', msg, fields),
     error: (msg, fields, e) => emit(err, 'error', msg, fields, e),
