@@ -96,18 +96,57 @@ t.test("a failed call's unit goes back into the hold; a plan change and closing 
 t.test('two processes holding ahead never grant more than the limit, and nothing near it', async (t) => {
   const limit = FLOOR + 500
   const { account, used, quota } = await setup(t, { STUDIO_QUOTA_PRO: String(limit) })
-  const [a, b] = [quota(), quota()]
+  const [a, b, c] = [quota(), quota(), quota()]
   const acc = await account('PRO')
   const granted = await Promise.all([busy(a, acc, 1200, 400), busy(b, acc, 1200, 400)])
   const total = granted[0] + granted[1]
   t.ok(total <= limit, `granted ${total} of ${limit}`)
-  t.ok(total >= limit - 2 * MAX_HELD, 'refusals come only once the units are reserved')
-  await settled(a, acc, total + b.held(acc), used)
-  t.equal(await used(acc), total + a.held(acc) + b.held(acc), 'every grant and hold is counted')
-  t.ok(a.held(acc) + b.held(acc) <= 2 * Math.floor((limit - FLOOR) / 16) + 2 * MAX_HELD)
+  t.equal(a.held(acc) + b.held(acc), 0, 'under FLOOR units left, an answer ends the hold')
   await Promise.all([a.close(), b.close()])
   t.equal(await used(acc), total, 'after closing, used is what was granted')
-  t.equal(await busy(a, acc, 0, 0), 0)
+  t.equal(await busy(c, acc, 600, 0), limit - total, 'and every unit not granted is still there')
+})
+
+t.test('a refill that lands after a drop goes back; a unit given back after close goes to the database', async (t) => {
+  const { account, used, quota } = await setup(t)
+  const acc = await account('ENTERPRISE')
+  const r = quota()
+  await busy(r, acc, 300, 300)
+  const n = await settled(r, acc, 300, used).then(() => r.held(acc))
+  t.ok(n > 1)
+  for (let i = 0; i < n - 1; i++) await r.reserve(acc) // from the hold: running low, it sends for more
+  r.drop(acc)
+  await sleep(200)
+  t.equal(r.held(acc), 0, 'a refill that lands after the drop goes back')
+  t.equal(await used(acc), 300 + n - 1)
+  await r.close()
+  await r.release({ accountId: acc, month: r.month().month })
+  t.equal(await used(acc), 300 + n - 2, 'a unit given back after close goes to the database')
+  t.equal(r.held(acc), 0)
+})
+
+t.test('at a new month, the hold of the last goes back to its month', async (t) => {
+  let now = Date.UTC(2026, 0, 31, 23, 59, 59)
+  const dbEnv = await testDatabase(t)
+  const db = await openTestDatabase(t, dbEnv)
+  await createKey(db.sql, { email: 'month-hold@example.com', plan: 'ENTERPRISE' })
+  const [{ account_id: acc }] = await db.sql`select account_id from users where email = 'month-hold@example.com'`
+  const q = createQuota(db.raw, parseConfig(dbEnv), () => now)
+  t.teardown(() => q.close())
+  await busy(q, acc, 300, 300)
+  t.ok(q.held(acc) > 0)
+  now = Date.UTC(2026, 1, 1, 0, 0, 1)
+  t.equal(q.held(acc), 0, 'nothing held for the new month')
+  await busy(q, acc, 1, 0)
+  await sleep(100)
+  const rows = await db.sql`select month::text, used from quota_usage where account_id = ${acc} order by month`
+  t.same(
+    rows.map((r) => [r.month, r.used]),
+    [
+      ['2026-01-01', 300],
+      ['2026-02-01', 1],
+    ]
+  )
 })
 
 t.test('GET /me leaves out what its process holds ahead', async (t) => {

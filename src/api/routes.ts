@@ -49,6 +49,7 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
   })
 
   async function load(principal: Principal, who: string, now: number) {
+    const heldBefore = quota.held(principal.accountId)
     const [row] = await sql<MeRow[]>`
       select a.plan, coalesce(q.used, 0) as used, u.id, u.email, u.name, u.role
       from accounts a
@@ -57,7 +58,9 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
       where a.id = ${principal.accountId}`
     if (!row) throw unauthorized()
     const user = row.id ? { id: row.id, email: row.email, name: row.name, role: row.role } : null
-    const status = quota.status(row.plan, row.used - quota.held(principal.accountId))
+    // Units held both before and after the read are surely in it (a refill or give-back may land in between).
+    const held = Math.min(heldBefore, quota.held(principal.accountId))
+    const status = quota.status(row.plan, Math.max(0, row.used - held))
     const json = JSON.stringify({ user, plan: row.plan, quota: status })
     if (size >= ME_MAX_CACHED) cache.clear(), (size = 0)
     let entries = cache.get(principal.accountId)

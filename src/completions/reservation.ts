@@ -35,7 +35,6 @@ export function createTickets(quota: Quota, log: Logger, metrics?: Metrics) {
   let open = 0
   const idle: (() => void)[] = []
   function ticket(accountId: string, abort: () => void): Ticket {
-    open++
     const inFlight = (calls.get(accountId) ?? 0) + 1
     calls.set(accountId, inFlight)
     const left = quota.unitsLeft(accountId)
@@ -50,6 +49,7 @@ export function createTickets(quota: Quota, log: Logger, metrics?: Metrics) {
       }
     )
     let ended = false
+    open++
     return {
       overlapped,
       async committed() {

@@ -2,14 +2,15 @@
 // that have not arrived yet, so that a busy account's calls take a committed unit at once instead of each waiting for
 // a commit. Only for an account with many units left (or none limited) and calls arriving fast: the hold is about
 // half a second of this process's calls, at most MAX_HELD and a sixteenth of what is left, and nothing at all
-// under FLOOR units left, where every call reserves its own unit as before. What a process holds is given back once
-// its calls stop for IDLE_MS, when the account's plan changes, at a new month and at shutdown; a crash leaves it
-// counted (never overspent: at most the hold, on the side of the account's limit).
+// under FLOOR units left, where every call reserves its own unit as before (an answer showing fewer ends the hold at
+// once). What a process holds is given back once its calls stop for IDLE_MS, when the account changes, at a new month
+// and at shutdown; a crash leaves it counted (never overspent: at most the hold, on the side of the account's limit).
+// Another process near the limit may be refused, for at most IDLE_MS, units an idle process still holds.
 
 export const FLOOR = 1000
 export const MAX_HELD = 256
 const HOLD_S = 0.5
-export const IDLE_MS = 1000
+export const IDLE_MS = 300
 const RATE_WINDOW_MS = 1000
 
 export interface Hold {

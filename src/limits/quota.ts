@@ -68,7 +68,12 @@ const FOREIGN_MS = 10_000
 export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number = Date.now, timeoutMs = 0) {
   const limits = limitsByPlan(config)
   const waiting = new Map<string, Waiter[]>()
+  // Per account: units reserved ahead (`asked`: by batches under way; a hold with units asked is not swept).
   const holds = new Map<string, Hold & { asked: number }>()
+  // Per account: units given back whose update has not committed yet, and units given back since the last answer or
+  // under way at it (`slack`): an answer may count them or not (see learn).
+  const returning = new Map<string, number>()
+  const slack = new Map<string, number>()
   let closing = false
   const inFlight = new Map<string, number>()
   const known = new Map<string, Known>()
@@ -92,7 +97,8 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
   }
 
   // What this answer says of the units left. Another process spending the account's units since this one's previous
-  // answer (its count moved by more than what this process did) makes the count untrusted for FOREIGN_MS.
+  // answer (its count moved by more than what this process did) makes the count untrusted for FOREIGN_MS. This
+  // process's own give-backs still under way may or may not be in the answer.
   function learn(
     accountId: string,
     month: string,
@@ -100,7 +106,11 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
   ) {
     const prev = known.get(accountId)
     const seen = prev?.month === month
-    const foreign = seen && r.now_used - r.granted !== prev.used
+    const before = r.now_used - r.granted
+    const tolerance = slack.get(accountId) ?? 0
+    const foreign = seen && Math.abs(before - prev.used) > tolerance
+    if (returning.has(accountId)) slack.set(accountId, returning.get(accountId)!)
+    else slack.delete(accountId)
     known.set(accountId, {
       month,
       left: r.quota_limit === null ? Infinity : Math.max(0, r.quota_limit - r.now_used),
@@ -122,13 +132,17 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
       const [r] = await withTimeout(
         track(query),
         timeoutMs,
-        ([late]) => late?.granted && track(Promise.resolve(giveBack(accountId, month, late.granted)))
+        ([late]) => late?.granted && track(Promise.resolve(update(accountId, month, late.granted)))
       )
       learn(accountId, month, r)
       if (r.granted > 0) changed(accountId)
       const spare = r.granted - batch.length
-      if (spare > 0 && !closing && hold && holds.get(accountId) === hold && hold.month === month) hold.units += spare
-      else if (spare > 0) void track(giveBack(accountId, month, spare))
+      // Near the limit now (or closing, or the hold dropped meanwhile): nothing is held, the spare goes back too.
+      const keep =
+        !closing && hold && holds.get(accountId) === hold && target(hold, leftKnown(accountId), performance.now()) > 0
+      if (keep) hold.units += Math.max(0, spare)
+      else if (hold) returnHold(accountId, hold)
+      if (spare > 0 && !keep) void giveBack(accountId, month, spare)
       batch.forEach((w, i) =>
         i < r.granted ? w.resolve({ accountId, month }) : w.reject(exceeded(r.quota_limit ?? 0, r.now_used, resetsAt))
       )
@@ -141,30 +155,34 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
 
   // Units worth reserving ahead for the account now: up to its target, less what is held and already asked for.
   const wanted = (accountId: string, h: Hold & { asked: number }) =>
-    Math.max(0, target(h, unitsLeft(accountId), performance.now()) - h.units - h.asked)
+    closing ? 0 : Math.max(0, target(h, leftKnown(accountId), performance.now()) - h.units - h.asked)
+
+  // Units left after this process's last answer this month, trusted or not: holds are bounded by a share of it and
+  // stop under FLOOR, whoever else spends the account's units (the database keeps every grant exact).
+  function leftKnown(accountId: string): number | undefined {
+    const k = known.get(accountId)
+    return k?.month === monthOf(clock()).month ? k.left : undefined
+  }
 
   // Gives what the account's hold has left back to the database (its plan changed, its calls stopped, the month or
   // the process ended); an error leaves the units counted, never spent twice.
   function returnHold(accountId: string, h: Hold) {
     const n = h.units
-    if (!n) return
     h.units = 0
-    void track(giveBack(accountId, h.month, n))
-    const k = known.get(accountId)
-    if (k?.month === h.month) (k.left += n), (k.used -= n)
-    changed(accountId)
+    if (n) void giveBack(accountId, h.month, n)
   }
 
   // The hold of the account for this month (a new one at a new month, the old one's units given back), counting the
   // call; true when the call took a held unit.
   function takeHeld(accountId: string, month: string): boolean {
+    if (closing) return false
     const now = performance.now()
     let h = holds.get(accountId)
     if (h && h.month !== month) returnHold(accountId, h), (h = undefined)
     if (!h) holds.set(accountId, (h = { ...newHold(month, now), asked: 0 }))
     const took = take(h, now)
     // Running low: a batch of no calls fetches more (when nothing was held, the call's own batch asks for them).
-    if (took && h.units * 2 < target(h, unitsLeft(accountId), now) && wanted(accountId, h) > 0) {
+    if (took && h.units * 2 < target(h, leftKnown(accountId), now) && wanted(accountId, h) > 0) {
       if (!waiting.has(accountId)) waiting.set(accountId, [])
       pump(accountId)
     }
@@ -180,8 +198,22 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     }
   }, IDLE_MS / 2).unref()
 
-  const giveBack = (accountId: string, month: string, n: number) =>
+  const update = (accountId: string, month: string, n: number) =>
     sql`update quota_usage set used = greatest(0, used - ${n}) where account_id = ${accountId} and month = ${month}`
+
+  // Gives `n` units the account was granted back to the database; what this process knows moves at once.
+  function giveBack(accountId: string, month: string, n: number): Promise<unknown> {
+    const k = known.get(accountId)
+    if (k?.month === month) (k.left += n), (k.used -= n)
+    returning.set(accountId, (returning.get(accountId) ?? 0) + n)
+    slack.set(accountId, (slack.get(accountId) ?? 0) + n)
+    changed(accountId)
+    return track(update(accountId, month, n)).finally(() => {
+      const left = returning.get(accountId)! - n
+      if (left) returning.set(accountId, left)
+      else returning.delete(accountId)
+    })
+  }
 
   const exceeded = (limit: number, used: number, resetsAt: Date) =>
     new ApiError(
@@ -217,14 +249,11 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     // A unit of a call that failed: back into the account's hold while it holds units ahead, else to the database.
     async release(r: Reservation) {
       const h = holds.get(r.accountId)
-      if (h?.month === r.month && target(h, unitsLeft(r.accountId), performance.now()) > 0) {
+      if (!closing && h?.month === r.month && target(h, leftKnown(r.accountId), performance.now()) > 0) {
         h.units++
         return changed(r.accountId)
       }
       await giveBack(r.accountId, r.month, 1)
-      const k = known.get(r.accountId)
-      if (k?.month === r.month) k.left++, k.used--
-      changed(r.accountId)
     },
 
     // Units the account had left after the last reservation this process made for it this month (Infinity when
@@ -241,7 +270,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     // The account changed (its plan, say): what this process holds for it is given back.
     drop(accountId: string) {
       const h = holds.get(accountId)
-      if (h) returnHold(accountId, h)
+      if (h) returnHold(accountId, h), holds.delete(accountId)
     },
 
     // Gives back every hold, then waits for reservations under way and the give-backs of late commits (call before
@@ -250,6 +279,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
       clearInterval(sweeper)
       closing = true
       for (const [accountId, h] of holds) returnHold(accountId, h)
+      holds.clear()
       while (pending.size) await Promise.allSettled([...pending])
     },
 
