@@ -7,7 +7,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { NODE_FLAGS } from './unit-flags.mjs'
+import { NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 100_000)
 const admin = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -33,7 +33,7 @@ try {
       s.close(() => ok(port))
     })
   })
-  const env = { PATH: process.env.PATH, DATABASE_URL: dbUrl, PORT: String(port), LOG_LEVEL: 'info' }
+  const env = { ...UNIT_ENV, PATH: process.env.PATH, DATABASE_URL: dbUrl, PORT: String(port), LOG_LEVEL: 'info' }
   if (process.env.BENCH_SERVER_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS
   const base = `http://127.0.0.1:${port}`
   server = spawn(process.execPath, [...NODE_FLAGS, bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { build } from 'esbuild'
 import postgres from 'postgres'
 import { measureScale } from './scale.mjs'
-import { NODE_FLAGS } from './unit-flags.mjs'
+import { NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
@@ -117,6 +117,7 @@ const fake = start(0, ['bench/fake-upstream.mjs', '20'])
 const fakeUrl = `http://127.0.0.1:${(await firstLine(fake)).port}`
 const port = await freePort()
 const studioEnv = {
+  ...UNIT_ENV,
   ...dbEnv,
   PORT: String(port),
   LOG_LEVEL: 'info',
@@ -466,7 +467,11 @@ for (const c of cleanups.reverse()) await c()
 const w = [44, 12, 12, 7]
 const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(w[i] ?? 0)).join(' | ')} |`
 console.log(
-  `\nStudio API benchmark — ${new Date().toISOString()} — ${cpus().length}× ${cpus()[0].model.trim()} — node ${process.version} — ${mode}; ${ROUNDS} interleaved rounds × ${SECONDS} s, medians${hasTaskset ? '; server on core 0, load on core 1' : ''}; studio: node ${NODE_FLAGS.join(' ') || '(no flags)'}, LOG_LEVEL=info to a file\n`
+  `\nStudio API benchmark — ${new Date().toISOString()} — ${cpus().length}× ${cpus()[0].model.trim()} — node ${process.version} — ${mode}; ${ROUNDS} interleaved rounds × ${SECONDS} s, medians${hasTaskset ? '; server on core 0, load on core 1' : ''}; studio: ${Object.entries(
+    UNIT_ENV
+  )
+    .map(([k, v]) => `${k}=${v} `)
+    .join('')}node ${NODE_FLAGS.join(' ') || '(no flags)'}, LOG_LEVEL=info to a file\n`
 )
 console.log(line(['measure', 'studio', 'baseline', 'ratio', 'note']))
 console.log(line(['---', '---', '---', '---', '---']))
