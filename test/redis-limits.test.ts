@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis'
 import t from 'tap'
 import { SlidingWindow } from '../src/limits/limits.js'
 import { openRedisLimits } from '../src/limits/redis.js'
@@ -43,6 +44,36 @@ t.test('the Redis window is exact under concurrent hits', { skip }, async (t) =>
   t.same((await limits.authFailures.hit('k1')).remaining, 4, 'the failed-auth window is separate')
   t.match(metrics.render(), /studio_ratelimit_fallback_total 0\n/)
   t.match(metrics.render(), /studio_ratelimit_redis_fallback 0\n/)
+})
+
+t.test('the Redis window rolls, keeps at most the limit per key, and ignores the old format', { skip }, async (t) => {
+  const requests = new SlidingWindow(3, 400)
+  const authFailures = new SlidingWindow(3, 400)
+  t.teardown(() => (requests.close(), authFailures.close()))
+  const url = await testRedis(t)
+  const prefix = uniquePrefix()
+  const opts = { url, timeoutMs: 1000, prefix, requests, authFailures, log: captureLogger(), metrics: createMetrics() }
+  const limits = await openRedisLimits(opts)
+  t.teardown(() => limits.close())
+  const raw = new Redis(url)
+  t.teardown(() => raw.disconnect())
+  const list = `${prefix}v2:key:k`
+  // A sorted set where the previous version kept the key's window: a process of this version does not read it.
+  await raw.zadd(`${prefix}key:k`, 1, 'old')
+  const first = await Promise.all(Array.from({ length: 5 }, () => limits.limiter.hit('k')))
+  t.same(
+    first.map((v) => v.ok),
+    [true, true, true, false, false],
+    'the limit, in order'
+  )
+  t.equal(await raw.type(list), 'list')
+  t.equal(await raw.llen(list), 3, 'refused requests are not kept')
+  const ttl = await raw.pttl(list)
+  t.ok(ttl > 0 && ttl <= 400, `expires one window after its last request (${ttl} ms)`)
+  await new Promise((ok) => setTimeout(ok, 450))
+  t.same(await limits.limiter.check('k'), { ok: true, limit: 3, remaining: 3, resetS: 0 }, 'all left the window')
+  t.same((await limits.limiter.hit('k')).remaining, 2, 'counted afresh')
+  t.equal(await raw.llen(list), 1, 'what left the window was dropped')
 })
 
 t.test('one service over Redis: headers and /readyz', { skip }, async (t) => {
