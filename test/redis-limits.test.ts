@@ -1,4 +1,5 @@
-import t from 'tap'
+import { Redis } from 'ioredis'
+import t, { type Test } from 'tap'
 import { SlidingWindow } from '../src/limits/limits.js'
 import { openRedisLimits } from '../src/limits/redis.js'
 import { createMetrics } from '../src/ops/metrics.js'
@@ -43,6 +44,57 @@ t.test('the Redis window is exact under concurrent hits', { skip }, async (t) =>
   t.same((await limits.authFailures.hit('k1')).remaining, 4, 'the failed-auth window is separate')
   t.match(metrics.render(), /studio_ratelimit_fallback_total 0\n/)
   t.match(metrics.render(), /studio_ratelimit_redis_fallback 0\n/)
+})
+
+// Limiters of 3 per `windowMs` on the test Redis under a fresh prefix, and a plain client to look at their keys.
+async function limitsOnRedis(t: Test, windowMs: number) {
+  const requests = new SlidingWindow(3, windowMs)
+  const authFailures = new SlidingWindow(3, windowMs)
+  t.teardown(() => (requests.close(), authFailures.close()))
+  const url = await testRedis(t)
+  const prefix = uniquePrefix()
+  const opts = { url, timeoutMs: 1000, prefix, requests, authFailures, log: captureLogger(), metrics: createMetrics() }
+  const limits = await openRedisLimits(opts)
+  t.teardown(() => limits.close())
+  const raw = new Redis(url)
+  t.teardown(() => raw.disconnect())
+  return { limits, raw, prefix }
+}
+
+t.test('the Redis window rolls, keeps at most the limit per key, and ignores the old format', { skip }, async (t) => {
+  const { limits, raw, prefix } = await limitsOnRedis(t, 400)
+  const list = `${prefix}v2:key:k`
+  // A sorted set where the previous version kept the key's window: a process of this version does not read it.
+  await raw.zadd(`${prefix}key:k`, 1, 'old')
+  const first = await Promise.all(Array.from({ length: 5 }, () => limits.limiter.hit('k')))
+  t.same(
+    first.map((v) => v.ok),
+    [true, true, true, false, false],
+    'the limit, in order'
+  )
+  t.equal(await raw.type(list), 'list')
+  t.equal(await raw.llen(list), 3, 'refused requests are not kept')
+  const ttl = await raw.pttl(list)
+  t.ok(ttl > 0 && ttl <= 400, `expires one window after its last request (${ttl} ms)`)
+  await new Promise((ok) => setTimeout(ok, 450))
+  t.same(await limits.limiter.check('k'), { ok: true, limit: 3, remaining: 3, resetS: 0 }, 'all left the window')
+  t.same((await limits.limiter.hit('k')).remaining, 2, 'counted afresh')
+  t.equal(await raw.llen(list), 1, 'what left the window was dropped')
+})
+
+t.test('the Redis window drops only what left it, and resets when the oldest request left', { skip }, async (t) => {
+  const { limits, raw, prefix } = await limitsOnRedis(t, 60_000)
+  // Requests 10 s, 30 s, 70 s and 90 s ago on Redis's clock (µs, newest first): the last two left the window.
+  const [s, us] = (await raw.time()).map(Number)
+  const now = s * 1_000_000 + us
+  const list = `${prefix}v2:key:k`
+  await raw.rpush(list, ...[10, 30, 70, 90].map((ago) => String(now - ago * 1_000_000)))
+  // The reset is 30 s (29 if this machine stalled a second since TIME was read): the oldest left is 30 s old.
+  const [hit, refused] = [await limits.limiter.hit('k'), await limits.limiter.hit('k')]
+  t.same([hit.ok, hit.remaining], [true, 0], 'two in the window, one more')
+  t.same([refused.ok, refused.remaining], [false, 0], 'then full')
+  for (const v of [hit, refused]) t.ok(v.resetS === 30 || v.resetS === 29, `reset ${v.resetS} s`)
+  t.equal(await raw.llen(list), 3)
 })
 
 t.test('one service over Redis: headers and /readyz', { skip }, async (t) => {

@@ -1,38 +1,13 @@
-import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import type { RateLimiter, SlidingWindow, Verdict } from './limits.js'
+import { FORMAT, WINDOW_SCRIPT } from './redis-script.js'
 
-// The exact rolling window of `SlidingWindow`, kept in Redis for every process: a sorted set per key, one member per
-// counted request, scored with the Redis server's clock (TIME), so processes on machines whose clocks differ agree.
-// One atomic script per request drops what left the window, counts, and (a member given: a hit) adds the request
-// when there is room. It answers {ok, count, ms until the oldest member leaves the window}.
-const WINDOW_SCRIPT = `
-local key, limit, window, member = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-if redis.replicate_commands then redis.replicate_commands() end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-local ok = 0
-if count < limit then ok = 1 end
-if ok == 1 and member ~= '' then
-  redis.call('ZADD', key, now, member)
-  redis.call('PEXPIRE', key, window)
-  count = count + 1
-end
-local reset = 0
-if count > 0 then
-  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  reset = math.ceil(tonumber(oldest[2]) + window - now)
-end
-return {ok, count, reset}
-`
-
-type Reply = [ok: number, count: number, resetMs: number]
+// {ok, count, resetMs} per key of the batch, flat.
+type Reply = number[]
 interface WindowScript {
-  studioWindow(key: string, limit: number, windowMs: number, member: string): Promise<Reply>
+  studioWindow(keys: number, ...args: string[][]): Promise<Reply>
 }
 
 // While in fallback, how often Redis is asked whether it answers again.
@@ -57,13 +32,23 @@ export interface RedisLimits {
   close(): Promise<void>
 }
 
-const verdict = (limit: number, [ok, count, resetMs]: Reply): Verdict => ({
-  ok: ok === 1,
+// At most this many keys in one script call: a batch holds Redis for its whole run.
+const MAX_BATCH = 256
+
+// The verdict for the `i`th key of a batch's reply.
+const verdict = (limit: number, r: Reply, i: number): Verdict => ({
+  ok: r[3 * i] === 1,
   limit,
-  // Never negative: processes with a lower limit than another's (a rolling change) share the sets.
-  remaining: Math.max(0, limit - count),
-  resetS: count > 0 ? Math.max(1, Math.ceil(resetMs / 1000)) : 0,
+  // Never negative: processes with a lower limit than another's (a rolling change) share the lists.
+  remaining: Math.max(0, limit - r[3 * i + 1]),
+  resetS: r[3 * i + 1] > 0 ? Math.max(1, Math.ceil(r[3 * i + 2] / 1000)) : 0,
 })
+
+interface Pending {
+  key: string
+  hit: boolean
+  done: (v: Verdict) => void
+}
 
 // The reply, or a timeout error after `ms`. The timeout is decided one turn of the event loop later, after the
 // socket is read: a reply that arrived while the loop was blocked (GC, a large body) still wins, so a busy process
@@ -92,12 +77,11 @@ const readyWithin = (client: Redis, ms: number) =>
 export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimits> {
   const { log } = o
   const client = new Redis(o.url, {
-    enableAutoPipelining: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: Math.max(1000, o.timeoutMs),
     retryStrategy: (times) => Math.min(times * 100, 1000),
-    scripts: { studioWindow: { lua: WINDOW_SCRIPT, numberOfKeys: 1 } },
+    scripts: { studioWindow: { lua: WINDOW_SCRIPT } },
   })
   const script = client as unknown as WindowScript
   let fallback = false
@@ -131,7 +115,7 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     probe = setInterval(() => {
       if (probing) return
       probing = true
-      within(script.studioWindow(`${o.prefix}probe`, 1, 1, ''), o.timeoutMs)
+      within(script.studioWindow(1, [`${o.prefix}${FORMAT}probe`], ['1', '1'], ['0']), o.timeoutMs)
         .then(leave, () => {})
         .finally(() => (probing = false))
     }, PROBE_MS).unref()
@@ -139,37 +123,56 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
   client.on('error', enter)
   client.on('close', () => enter(new Error('connection closed')))
 
+  // The decisions asked during one turn of the event loop go to Redis together, in one script call (one command to
+  // encode, one reply to parse, one script run), sent when the turn ends or when MAX_BATCH keys wait.
   function shared(memory: SlidingWindow, space: string): RateLimiter {
     const { limit, windowMs } = memory
-    const hit = (key: string) => memory.hit(key)
-    const check = (key: string) => memory.check(key)
-    const boot = randomBytes(6).toString('base64url')
-    let seq = 0
-    const ask = (key: string, member: string, local: (key: string) => Verdict): Verdict | Promise<Verdict> => {
-      if (fallback) return fellBack(), local(key)
-      return within(script.studioWindow(space + key, limit, windowMs, member), o.timeoutMs).then(
+    const args = [String(limit), String(windowMs)]
+    const inMemory = (key: string, hit: boolean) => (fellBack(), hit ? memory.hit(key) : memory.check(key))
+    const local = (p: Pending) => p.done(inMemory(p.key, p.hit))
+    let batch: Pending[] = []
+    function flush() {
+      const sent = batch
+      if (sent.length === 0) return
+      batch = []
+      if (fallback) return sent.forEach(local)
+      const keys = sent.map((p) => space + p.key)
+      const modes = sent.map((p) => (p.hit ? '1' : '0'))
+      within(script.studioWindow(sent.length, keys, args, modes), o.timeoutMs).then(
         (r) => {
-          // What Redis granted is also counted here, so a fallback starts from this process's recent history
-          // instead of a fresh window.
-          if (r[0] === 1 && member) memory.hit(key)
-          return verdict(limit, r)
+          for (let i = 0; i < sent.length; i++) {
+            const p = sent[i]
+            const v = verdict(limit, r, i)
+            // What Redis granted is also counted here, so a fallback starts from this process's recent history
+            // instead of a fresh window.
+            if (v.ok && p.hit) memory.hit(p.key)
+            p.done(v)
+          }
         },
-        (e) => (enter(e), fellBack(), local(key))
+        (e) => (enter(e), sent.forEach(local))
       )
+    }
+    const ask = (key: string, hit: boolean): Verdict | Promise<Verdict> => {
+      if (fallback) return inMemory(key, hit)
+      return new Promise((done) => {
+        const n = batch.push({ key, hit, done })
+        if (n === 1) setImmediate(flush)
+        else if (n >= MAX_BATCH) flush()
+      })
     }
     return {
       limit,
       windowMs,
-      hit: (key) => ask(key, boot + (++seq).toString(36), hit),
-      check: (key) => ask(key, '', check),
+      hit: (key) => ask(key, true),
+      check: (key) => ask(key, false),
     }
   }
 
   await readyWithin(client, Math.max(1000, o.timeoutMs))
   if (client.status !== 'ready') enter(new Error(`not connected (${client.status})`))
   return {
-    limiter: shared(o.requests, `${o.prefix}key:`),
-    authFailures: shared(o.authFailures, `${o.prefix}auth:`),
+    limiter: shared(o.requests, `${o.prefix}${FORMAT}key:`),
+    authFailures: shared(o.authFailures, `${o.prefix}${FORMAT}auth:`),
     fallingBack: () => fallback,
     async close() {
       closed = true
