@@ -94,7 +94,8 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       const abort = new CallAbort()
       const cancel = () => abort.cancel()
       const onClose = () => res.writableFinished || cancel()
-      res.once('close', onClose)
+      // `on`, not `once` (no wrapper per call): a response closes once; the listener is taken off when the call ends.
+      res.on('close', onClose)
       const ticket = tickets(principal.accountId, cancel)
       let consumed = false
       try {
