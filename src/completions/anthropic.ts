@@ -5,8 +5,16 @@ const ANTHROPIC_VERSION = '2023-06-01'
 // biome-ignore lint/suspicious/noExplicitAny: an upstream JSON body, checked field by field
 type Body = Record<string, any>
 
+// The text blocks of an answer's content, joined.
+function textOf(content: Body[]): string {
+  let text = ''
+  for (const c of content) if (c?.type === 'text' && typeof c.text === 'string') text += c.text
+  return text
+}
+
 export function anthropicAdapter(config: UpstreamConfig): Adapter {
   const { origin, prefix } = splitBase(config.ANTHROPIC_BASE_URL)
+  const path = `${prefix}/v1/messages`
   const headers = {
     'content-type': 'application/json',
     'anthropic-version': ANTHROPIC_VERSION,
@@ -27,7 +35,7 @@ export function anthropicAdapter(config: UpstreamConfig): Adapter {
       const body: Body = { model: call.model, max_tokens: call.max_tokens, messages: call.messages }
       if (call.system !== undefined) body.system = call.system
       if (call.temperature !== undefined) body.temperature = call.temperature
-      return { path: `${prefix}/v1/messages`, headers, body: JSON.stringify(body) }
+      return { path, headers, body: JSON.stringify(body) }
     },
     parse(b: unknown) {
       const body = b as Body
@@ -35,10 +43,7 @@ export function anthropicAdapter(config: UpstreamConfig): Adapter {
       const usage = body.usage ?? {}
       return {
         model: typeof body.model === 'string' ? body.model : '',
-        content: body.content
-          .filter((c: Body) => c?.type === 'text' && typeof c.text === 'string')
-          .map((c: Body) => c.text)
-          .join(''),
+        content: textOf(body.content),
         stop_reason: typeof body.stop_reason === 'string' ? body.stop_reason : null,
         usage: {
           input_tokens: int(usage.input_tokens),

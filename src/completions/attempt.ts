@@ -57,14 +57,7 @@ export const clientGone = (t: Try) =>
 export const timedOut = (t: Try, ms: number) =>
   failure(t, 'upstream_timeout', new ApiError('upstream_timeout', `The upstream did not answer within ${ms} ms`))
 
-export async function attempt(
-  adapter: Adapter,
-  wire: WireRequest,
-  opts: CallOptions,
-  signal: AbortSignal,
-  deadline: { aborted: boolean },
-  n: number
-): Promise<Outcome> {
+export async function attempt(adapter: Adapter, wire: WireRequest, opts: CallOptions, n: number): Promise<Outcome> {
   const t: Try = { attempt: n, requestId: null }
   try {
     const res = await opts.dispatcher.request({
@@ -73,7 +66,7 @@ export async function attempt(
       method: 'POST',
       headers: wire.headers,
       body: wire.body,
-      signal,
+      signal: opts.abort.signal,
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     })
@@ -81,7 +74,7 @@ export async function attempt(
     t.requestId = typeof rid === 'string' ? rid.slice(0, 200) : null
     return judgeAnswer(adapter, res, await readJson(res.body), t, opts)
   } catch (e) {
-    return judgeError(e, t, opts, deadline)
+    return judgeError(e, t, opts)
   }
 }
 
@@ -120,10 +113,10 @@ function judgeAnswer(
   return { retry: failure(t, 'upstream_unavailable', busy), retryAfter }
 }
 
-function judgeError(e: unknown, t: Try, opts: CallOptions, deadline: { aborted: boolean }): Outcome {
+function judgeError(e: unknown, t: Try, opts: CallOptions): Outcome {
   if (e instanceof UpstreamFailure) throw e
-  if (opts.signal.aborted) throw clientGone(t)
-  if (deadline.aborted) throw timedOut(t, opts.timeoutMs)
+  if (opts.abort.byCaller) throw clientGone(t)
+  if (opts.abort.byDeadline) throw timedOut(t, opts.timeoutMs)
   if (!CONNECTION_CODES.has((e as { code?: string }).code ?? ''))
     throw failure(t, 'upstream_error', new ApiError('upstream_error', 'The upstream call failed'))
   const unreachable = unavailable('The upstream is unreachable; try again later', null)

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
 import type { ApiError } from '../http/errors.js'
 import type { Config } from '../ops/config.js'
+import type { CallAbort } from './abort.js'
 
 // What an upstream call is: the call, the adapter that puts it on the wire of one upstream protocol, the answer and
 // the failure, whatever the protocol.
@@ -54,11 +55,11 @@ export interface Attempted {
   attempts: number
 }
 
-// How one call is made: through which dispatcher, within how long, until which signal aborts it.
+// How one call is made: through which dispatcher, within how long, until which controller aborts it.
 export interface CallOptions {
   dispatcher: Dispatcher
   timeoutMs: number
-  signal: AbortSignal
+  abort: CallAbort
   retries?: number
   backoff?: (attempt: number, retryAfterS: number | null) => number
   onAuthFailure?: (status: number) => void

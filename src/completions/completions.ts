@@ -7,8 +7,10 @@ import type { Recorder } from './recorder.js'
 import { refusedOutcome, type Ticket, type Tickets } from './reservation.js'
 import type { Principal } from '../accounts/auth.js'
 import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
-import { type Adapter, type CallOptions, UpstreamFailure, type Usage } from './call.js'
+import { acceptCompletionRequest } from '../api/completion-request.js'
+import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type Usage } from './call.js'
 import { callUpstream, notConfigured } from './upstream.js'
+import { CallAbort } from './abort.js'
 
 export interface CompletionsDeps {
   quota: Quota
@@ -79,6 +81,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
     path: `${BASE}/ai/completions`,
     uses: ['key', 'quota', 'upstream'],
     body: CompletionRequest,
+    accept: acceptCompletionRequest,
     summary: 'Create a non-streaming language-model completion',
     operationId: 'createCompletion',
     responses: {
@@ -88,10 +91,12 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       const off = notConfigured(adapter)
       if (off) throw off
       const upstreamModel = adapter.models[body.model]
-      const aborter = new AbortController()
-      const onClose = () => res.writableFinished || aborter.abort()
-      res.once('close', onClose)
-      const ticket = tickets(principal.accountId, () => aborter.abort())
+      const abort = new CallAbort()
+      const cancel = () => abort.cancel()
+      const onClose = () => res.writableFinished || cancel()
+      // `on`, not `once` (no wrapper per call): a response closes once; the listener is taken off when the call ends.
+      res.on('close', onClose)
+      const ticket = tickets(principal.accountId, cancel)
       let consumed = false
       try {
         if (!ticket.overlapped) await ticket.committed()
@@ -104,13 +109,18 @@ export function completionsRoute(deps: CompletionsDeps): Route {
           max_tokens: body.max_tokens,
           temperature: body.temperature,
         }
-        const r = await callUpstream(adapter, call, {
-          dispatcher: deps.dispatcher,
-          timeoutMs: deps.timeoutMs,
-          signal: aborter.signal,
-          onAuthFailure,
-          backoff: deps.backoff,
-        }).catch((e) => failed(e, ticket, record))
+        let r: Attempted
+        try {
+          r = await callUpstream(adapter, call, {
+            dispatcher: deps.dispatcher,
+            timeoutMs: deps.timeoutMs,
+            abort,
+            onAuthFailure,
+            backoff: deps.backoff,
+          })
+        } catch (e) {
+          return await failed(e, ticket, record)
+        }
         const upstreamMs = performance.now() - t0
         // The answer waits for the unit's commit; a refusal while the call ran is the caller's answer instead.
         const refused = await ticket.refusal()

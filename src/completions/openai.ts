@@ -14,6 +14,7 @@ const STOP_REASONS: Record<string, string> = {
 // Any OpenAI-compatible chat-completions server: OpenAI itself, Ollama, vLLM, llama.cpp.
 export function openaiAdapter(config: UpstreamConfig): Adapter {
   const { origin, prefix } = splitBase(config.OPENAI_BASE_URL ?? 'http://127.0.0.1:1')
+  const path = `${prefix}/chat/completions`
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (config.OPENAI_API_KEY) headers.authorization = `Bearer ${config.OPENAI_API_KEY}`
   return {
@@ -29,7 +30,7 @@ export function openaiAdapter(config: UpstreamConfig): Adapter {
         call.system !== undefined ? [{ role: 'system', content: call.system }, ...call.messages] : call.messages
       const body: Body = { model: call.model, messages, max_tokens: call.max_tokens }
       if (call.temperature !== undefined) body.temperature = call.temperature
-      return { path: `${prefix}/chat/completions`, headers, body: JSON.stringify(body) }
+      return { path, headers, body: JSON.stringify(body) }
     },
     parse(b: unknown) {
       const body = b as Body

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { ApiError } from '../http/errors.js'
 import { attempt, clientGone, timedOut } from './attempt.js'
 import type { Adapter, Attempted, CallOptions, CompletionCall, WireRequest } from './call.js'
@@ -13,22 +12,16 @@ export const jitteredBackoff = (attempt: number, retryAfterS: number | null) => 
 }
 
 // Sends one completion upstream: at most `retries` retries on 429/529/5xx and connection errors, with jittered
-// backoff honouring a capped retry-after; never past the deadline; aborted when the caller's signal aborts.
-// One controller and one timer per call, both released when it ends (AbortSignal.timeout would hold every
-// request's signal for the whole timeout).
+// backoff honouring a capped retry-after; never past the deadline; aborted when the caller cancels `opts.abort`.
+// The caller's controller is the call's only one; the deadline's timer expires it and is cleared when the call ends
+// (AbortSignal.timeout would hold every request's signal for the whole timeout).
 export async function callUpstream(adapter: Adapter, call: CompletionCall, opts: CallOptions): Promise<Attempted> {
-  const aborter = new AbortController()
-  const signal = aborter.signal
-  const deadline = { aborted: false, at: performance.now() + opts.timeoutMs }
-  const timer = setTimeout(() => ((deadline.aborted = true), aborter.abort()), opts.timeoutMs)
-  const onAbort = () => aborter.abort()
-  if (opts.signal.aborted) aborter.abort()
-  else opts.signal.addEventListener('abort', onAbort, { once: true })
+  const abort = opts.abort
+  const timer = setTimeout(() => abort.expire(), opts.timeoutMs)
   try {
-    return await attempts(adapter, adapter.request(call), opts, signal, deadline)
+    return await attempts(adapter, adapter.request(call), opts, performance.now() + opts.timeoutMs)
   } finally {
     clearTimeout(timer)
-    opts.signal.removeEventListener('abort', onAbort)
   }
 }
 
@@ -38,22 +31,21 @@ async function attempts(
   adapter: Adapter,
   wire: WireRequest,
   opts: CallOptions,
-  signal: AbortSignal,
-  deadline: { aborted: boolean; at: number }
+  deadlineAt: number
 ): Promise<Attempted> {
   const retries = opts.retries ?? MAX_RETRIES
   const backoff = opts.backoff ?? jitteredBackoff
   for (let n = 1; ; n++) {
-    const outcome = await attempt(adapter, wire, opts, signal, deadline, n)
+    const outcome = await attempt(adapter, wire, opts, n)
     if ('done' in outcome) return outcome.done
     if (n > retries) throw outcome.retry
     const wait = backoff(n - 1, outcome.retryAfter)
-    if (performance.now() + wait >= deadline.at) throw outcome.retry
+    if (performance.now() + wait >= deadlineAt) throw outcome.retry
     try {
-      await sleep(wait, undefined, { signal })
+      await opts.abort.sleep(wait)
     } catch {
       const t = { attempt: n, requestId: null }
-      throw opts.signal.aborted ? clientGone(t) : timedOut(t, opts.timeoutMs)
+      throw opts.abort.byCaller ? clientGone(t) : timedOut(t, opts.timeoutMs)
     }
   }
 }

@@ -207,8 +207,10 @@ export function createHttpServer(deps: HttpServerDeps) {
         const principal = authenticate(req, headers)
         exchange.principal = principal instanceof Promise ? await principal : principal
       }
-      if (r.body) exchange.body = validate(r.body, await readJson(req, config.STUDIO_BODY_LIMIT))
-      else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
+      if (r.body) {
+        const json = await readJson(req, config.STUDIO_BODY_LIMIT)
+        exchange.body = r.accept?.(json) ?? validate(r.body, json)
+      } else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
       const pending = r.handle(exchange)
       const reply = pending instanceof Promise ? await pending : pending
       if (res.headersSent) return
