@@ -5,6 +5,7 @@ import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type W
 // One attempt of an upstream call, and what its answer or its error means: the completion, a failure worth another
 // attempt (an overloaded or unreachable upstream), or a failure that ends the call (thrown).
 
+const BACKSTOP_MS = 1000
 const RETRYABLE_STATUS = (s: number) => s === 429 || s === 529 || s >= 500
 const CONNECTION_CODES = new Set([
   'ECONNRESET',
@@ -67,8 +68,10 @@ export async function attempt(adapter: Adapter, wire: WireRequest, opts: CallOpt
       headers: wire.headers,
       body: wire.body,
       signal: opts.abort.signal,
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
+      // undici's own timeouts only back the call's deadline up (its timers are coarse, ours expires `abort`): one at
+      // the same time could win the race and turn a timeout into a retryable connection error (503, not 504).
+      headersTimeout: opts.timeoutMs + BACKSTOP_MS,
+      bodyTimeout: opts.timeoutMs + BACKSTOP_MS,
     })
     const rid = res.headers[adapter.requestIdHeader]
     t.requestId = typeof rid === 'string' ? rid.slice(0, 200) : null
