@@ -35,6 +35,35 @@ t.test('sliding window: refusals are not counted, and the ring grows to the limi
   t.equal(w.hit('k').ok, true)
 })
 
+t.test('sliding window: events at one clock reading fold into a run, and stay exact', async (t) => {
+  let now = 0
+  const w = new SlidingWindow(1_000_000, 60_000, () => now)
+  t.teardown(() => w.close())
+  for (let ms = 0; ms < 100; ms++, now++) for (let i = 0; i < 5000; i++) w.hit('busy')
+  t.match(w.check('busy'), { ok: true, remaining: 500_000 }, '500,000 events in 100 runs')
+  const runs = (w as unknown as { logs: Map<string, { runs: Float64Array }> }).logs.get('busy')!.runs.length / 2
+  t.ok(runs <= 128, `a ring of ${runs} runs, not one slot per event`)
+  now = 60_000
+  t.match(w.check('busy'), { remaining: 505_000 }, 'the first millisecond left the window: its 5,000 with it')
+  now = 60_098
+  t.match(w.check('busy'), { remaining: 995_000, resetS: 1 })
+
+  // Against a plain list of times, with repeated and distinct readings mixed and the limit reached.
+  const small = new SlidingWindow(7, 1000, () => now)
+  t.teardown(() => small.close())
+  const model: number[] = []
+  now = 0
+  for (let i = 0; i < 3000; i++) {
+    now += [0, 0, 1, 7, 150][i % 5]
+    while (model.length && model[0] <= now - 1000) model.shift()
+    const ok = model.length < 7
+    if (ok) model.push(now)
+    const v = small.hit('k')
+    if (v.ok !== ok || v.remaining !== 7 - model.length) return t.fail(`differs from the model at event ${i}`)
+  }
+  t.pass('3,000 events as the model decides them')
+})
+
 t.test('sliding window: idle keys are swept', async (t) => {
   let now = 0
   const w = new SlidingWindow(5, 60_000, () => now)

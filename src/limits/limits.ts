@@ -17,14 +17,18 @@ export interface RateLimiter {
   check(key: string): Verdict | Promise<Verdict>
 }
 
+// A ring of runs: slot i holds a time at 2i and how many events came at exactly that time at 2i + 1.
 interface Log {
-  times: Float64Array
-  head: number
-  count: number
+  runs: Float64Array
+  head: number // the oldest run's slot
+  used: number // runs in the ring
+  count: number // events in the window: the sum of the runs' counts
 }
 
 // An exact sliding-window log per key: at most `limit` events in any window (now - windowMs, now]. Each key keeps a
-// ring of its event times, grown on demand up to `limit`; keys idle for a whole window are swept away.
+// ring of its event times, events at the same clock reading (a millisecond) folded into one run, grown on demand up to
+// `limit` runs: a busy key under a high limit holds at most one run per millisecond of the window, not one per event.
+// Keys idle for a whole window are swept away.
 export class SlidingWindow implements RateLimiter {
   private logs = new Map<string, Log>()
   private timer: NodeJS.Timeout
@@ -43,16 +47,18 @@ export class SlidingWindow implements RateLimiter {
 
   private expire(log: Log, now: number) {
     const edge = now - this.windowMs
-    const cap = log.times.length
-    while (log.count > 0 && log.times[log.head] <= edge) {
+    const cap = log.runs.length / 2
+    while (log.used > 0 && log.runs[2 * log.head] <= edge) {
+      log.count -= log.runs[2 * log.head + 1]
       log.head = (log.head + 1) % cap
-      log.count--
+      log.used--
     }
   }
 
   private verdict(log: Log | undefined, now: number, ok: boolean): Verdict {
     const remaining = log ? this.limit - log.count : this.limit
-    const resetS = log && log.count > 0 ? Math.max(1, Math.ceil((log.times[log.head] + this.windowMs - now) / 1000)) : 0
+    const resetS =
+      log && log.count > 0 ? Math.max(1, Math.ceil((log.runs[2 * log.head] + this.windowMs - now) / 1000)) : 0
     return { ok, limit: this.limit, remaining, resetS }
   }
 
@@ -60,18 +66,20 @@ export class SlidingWindow implements RateLimiter {
   hit(key: string): Verdict {
     const now = this.clock()
     let log = this.logs.get(key)
-    if (!log) this.logs.set(key, (log = { times: new Float64Array(Math.min(4, this.limit)), head: 0, count: 0 }))
+    if (!log)
+      this.logs.set(key, (log = { runs: new Float64Array(Math.min(4, 2 * this.limit)), head: 0, used: 0, count: 0 }))
     else this.expire(log, now)
     if (log.count >= this.limit) return this.verdict(log, now, false)
-    let cap = log.times.length
-    if (log.count === cap) {
-      const grown = new Float64Array(Math.min(cap * 2, this.limit))
-      for (let i = 0; i < log.count; i++) grown[i] = log.times[(log.head + i) % cap]
-      log.times = grown
-      log.head = 0
-      cap = grown.length
+    let cap = log.runs.length / 2
+    const last = (log.head + log.used - 1) % cap
+    if (log.used > 0 && log.runs[2 * last] === now) log.runs[2 * last + 1]++
+    else {
+      if (log.used === cap) cap = grow(log, Math.min(cap * 2, this.limit))
+      const slot = (log.head + log.used) % cap
+      log.runs[2 * slot] = now
+      log.runs[2 * slot + 1] = 1
+      log.used++
     }
-    log.times[(log.head + log.count) % cap] = now
     log.count++
     return this.verdict(log, now, true)
   }
@@ -88,11 +96,25 @@ export class SlidingWindow implements RateLimiter {
     const now = this.clock()
     for (const [key, log] of this.logs) {
       this.expire(log, now)
-      if (log.count === 0) this.logs.delete(key)
+      if (log.used === 0) this.logs.delete(key)
     }
   }
 
   close() {
     clearInterval(this.timer)
   }
+}
+
+// Copies the ring into one of `cap` runs, oldest first; returns the new capacity.
+function grow(log: Log, cap: number): number {
+  const old = log.runs.length / 2
+  const runs = new Float64Array(2 * cap)
+  for (let i = 0; i < log.used; i++) {
+    const from = (log.head + i) % old
+    runs[2 * i] = log.runs[2 * from]
+    runs[2 * i + 1] = log.runs[2 * from + 1]
+  }
+  log.runs = runs
+  log.head = 0
+  return cap
 }
