@@ -1,5 +1,6 @@
 import t from 'tap'
-import { checksumOf, generateKey, parseKey } from '../src/accounts/keys.js'
+import { crc32 as zlibCrc32 } from 'node:zlib'
+import { checksumOf, crc32, generateKey, parseKey } from '../src/accounts/keys.js'
 import { issueKey, startTestServer } from './helpers.js'
 
 const s = await startTestServer(t)
@@ -97,4 +98,13 @@ t.test('a revocation reaches the running server', async (t) => {
     status = (await s.fetch('/api/v1/me', { key: k })).status
   }
   t.equal(status, 401)
+})
+
+t.test('the key checksum is zlib’s CRC-32', async (t) => {
+  const chars = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-'
+  for (let i = 0; i < 2000; i++) {
+    const s = Array.from({ length: i % 60 }, () => chars[Math.floor(Math.random() * chars.length)]).join('')
+    if (crc32(s) !== zlibCrc32(s)) return t.fail(`differs for ${JSON.stringify(s)}`)
+  }
+  t.pass('2,000 strings')
 })

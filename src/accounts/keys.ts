@@ -1,6 +1,5 @@
 import * as crypto from 'node:crypto'
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { crc32 } from 'node:zlib'
 
 // studio_<prefix>_<secret>: prefix is 12 base62 characters (looked up in clear), secret is 22 random base62
 // characters (131 bits) followed by 6 base62 characters of CRC32 over everything before them, so a mistyped or
@@ -30,6 +29,19 @@ function base62(n: number, width: number): string {
     n = Math.floor(n / 62)
   }
   return out
+}
+
+// CRC-32 (IEEE 802.3, as zlib's) of an ASCII string: written here because importing node:zlib for it loaded zlib at
+// every start.
+const CRC_TABLE = Int32Array.from({ length: 256 }, (_, n) => {
+  let c = n
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+  return c
+})
+export function crc32(ascii: string): number {
+  let c = -1
+  for (let i = 0; i < ascii.length; i++) c = CRC_TABLE[(c ^ ascii.charCodeAt(i)) & 0xff] ^ (c >>> 8)
+  return (c ^ -1) >>> 0
 }
 
 export const checksumOf = (body: string) => base62(crc32(body), CHECK_LEN)

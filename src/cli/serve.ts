@@ -2,18 +2,21 @@ import type { Config } from '../ops/config.js'
 import { createLogger } from '../ops/log.js'
 import { startService } from '../service.js'
 import type { Io } from './command.js'
-import { isPrimary, runPrimary, workersProblem } from './workers.js'
 
 // `studio serve`: runs the service until SIGTERM or SIGINT, then closes it (drain, flush, close the pool). With
 // STUDIO_WORKERS > 1 this process is the cluster primary and each worker it forks runs this same function.
 export async function serve(config: Config, io: Io): Promise<number> {
-  const problem = workersProblem(config)
-  if (problem) {
-    io.err(`studio: ${problem}`)
-    return 2
-  }
   const log = createLogger(config.LOG_LEVEL)
-  if (isPrimary(config)) return runPrimary(config.STUDIO_WORKERS, log)
+  if (config.STUDIO_WORKERS > 1) {
+    // node:cluster (and the child_process it brings) is loaded only for a multi-worker server: not at every start.
+    const { isPrimary, runPrimary, workersProblem } = await import('./workers.js')
+    const problem = workersProblem(config)
+    if (problem) {
+      io.err(`studio: ${problem}`)
+      return 2
+    }
+    if (isPrimary(config)) return runPrimary(config.STUDIO_WORKERS, log)
+  }
   // The signals are taken before the service starts: a SIGTERM during start (migrations, Redis) stops it as soon
   // as it stands, instead of killing it outright (which a cluster primary would count as a failure).
   let early: string | undefined
