@@ -21,6 +21,8 @@ export interface Hold {
   windowAt: number
   rate: number
   lastTakeAt: number
+  // Units asked for by batches under way (a hold with units asked is not swept).
+  asked: number
 }
 
 export const newHold = (month: string, now: number): Hold => ({
@@ -30,6 +32,7 @@ export const newHold = (month: string, now: number): Hold => ({
   windowAt: now,
   rate: 0,
   lastTakeAt: now,
+  asked: 0,
 })
 
 // Counts a call for the rate, taking a held unit when there is one.

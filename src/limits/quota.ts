@@ -68,8 +68,8 @@ const FOREIGN_MS = 10_000
 export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number = Date.now, timeoutMs = 0) {
   const limits = limitsByPlan(config)
   const waiting = new Map<string, Waiter[]>()
-  // Per account: units reserved ahead (`asked`: by batches under way; a hold with units asked is not swept).
-  const holds = new Map<string, Hold & { asked: number }>()
+  // Per account: units reserved ahead (holds.ts).
+  const holds = new Map<string, Hold>()
   // Per account: units given back whose update has not committed yet, and units given back since the last answer or
   // under way at it (`slack`): an answer may count them or not (see learn).
   const returning = new Map<string, number>()
@@ -154,7 +154,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
   }
 
   // Units worth reserving ahead for the account now: up to its target, less what is held and already asked for.
-  const wanted = (accountId: string, h: Hold & { asked: number }) =>
+  const wanted = (accountId: string, h: Hold) =>
     closing ? 0 : Math.max(0, target(h, leftKnown(accountId), performance.now()) - h.units - h.asked)
 
   // Units left after this process's last answer this month, trusted or not: holds are bounded by a share of it and
@@ -179,7 +179,7 @@ export function createQuota(sql: Sql, config: QuotaLimits, clock: () => number =
     const now = performance.now()
     let h = holds.get(accountId)
     if (h && h.month !== month) returnHold(accountId, h), (h = undefined)
-    if (!h) holds.set(accountId, (h = { ...newHold(month, now), asked: 0 }))
+    if (!h) holds.set(accountId, (h = newHold(month, now)))
     const took = take(h, now)
     // Running low: a batch of no calls fetches more (when nothing was held, the call's own batch asks for them).
     if (took && h.units * 2 < target(h, leftKnown(accountId), now) && wanted(accountId, h) > 0) {
