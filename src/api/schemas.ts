@@ -86,31 +86,34 @@ export const Caller = v.pipe(
 export const Plan = v.picklist(PLANS)
 export const Role = v.picklist(ROLES)
 
+// The completion request's bounds and defaults, also read by its hand check (completion-request.ts).
+export const COMPLETION = { maxText: 1_048_576, maxMessages: 1000, maxTokens: 4096, defaultMaxTokens: 1024 } as const
+
 export const CompletionRequest = v.pipe(
   v.strictObject({
     messages: v.pipe(
       v.array(
         v.strictObject({
           role: v.pipe(v.picklist(['user', 'assistant'], 'must be "user" or "assistant"')),
-          content: text(1_048_576, 1),
+          content: text(COMPLETION.maxText, 1),
         })
       ),
       v.minLength(1, 'must hold at least one message'),
-      v.maxLength(1000, 'must hold at most 1000 messages')
+      v.maxLength(COMPLETION.maxMessages, `must hold at most ${COMPLETION.maxMessages} messages`)
     ),
     model: v.optional(
       v.pipe(v.picklist(['primary', 'fast'], 'must be "primary" or "fast"'), v.description('Model alias.')),
       'primary'
     ),
-    system: v.optional(text(1_048_576)),
+    system: v.optional(text(COMPLETION.maxText)),
     max_tokens: v.optional(
       v.pipe(
         v.number('must be a number'),
         v.integer('must be an integer'),
         v.minValue(1, 'must be at least 1'),
-        v.maxValue(4096, 'must be at most 4096')
+        v.maxValue(COMPLETION.maxTokens, `must be at most ${COMPLETION.maxTokens}`)
       ),
-      1024
+      COMPLETION.defaultMaxTokens
     ),
     temperature: v.optional(
       v.pipe(
