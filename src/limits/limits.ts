@@ -17,7 +17,11 @@ export interface RateLimiter {
   check(key: string): Verdict | Promise<Verdict>
 }
 
-// A ring of runs: slot i holds a time at 2i and how many events came at exactly that time at 2i + 1.
+// A ring of runs, each one float64: the run's time (a whole millisecond) × SPAN plus how many events came at exactly
+// that time (fewer than SPAN; one more starts the next run). Exact below 2^53, i.e. for Date.now() until the year 2112.
+const SPAN = 2048
+const timeOf = (run: number) => Math.floor(run / SPAN)
+
 interface Log {
   runs: Float64Array
   head: number // the oldest run's slot
@@ -26,9 +30,9 @@ interface Log {
 }
 
 // An exact sliding-window log per key: at most `limit` events in any window (now - windowMs, now]. Each key keeps a
-// ring of its event times, events at the same clock reading (a millisecond) folded into one run, grown on demand up to
-// `limit` runs: a busy key under a high limit holds at most one run per millisecond of the window, not one per event.
-// Keys idle for a whole window are swept away.
+// ring of its event times, events at the same clock reading folded into one run of 8 bytes, grown on demand up to
+// `limit` runs: a busy key under a high limit holds at most about one run per millisecond of the window, not one per
+// event. Keys idle for a whole window are swept away.
 export class SlidingWindow implements RateLimiter {
   private logs = new Map<string, Log>()
   private timer: NodeJS.Timeout
@@ -47,9 +51,9 @@ export class SlidingWindow implements RateLimiter {
 
   private expire(log: Log, now: number) {
     const edge = now - this.windowMs
-    const cap = log.runs.length / 2
-    while (log.used > 0 && log.runs[2 * log.head] <= edge) {
-      log.count -= log.runs[2 * log.head + 1]
+    const cap = log.runs.length
+    while (log.used > 0 && timeOf(log.runs[log.head]) <= edge) {
+      log.count -= log.runs[log.head] % SPAN
       log.head = (log.head + 1) % cap
       log.used--
     }
@@ -58,7 +62,7 @@ export class SlidingWindow implements RateLimiter {
   private verdict(log: Log | undefined, now: number, ok: boolean): Verdict {
     const remaining = log ? this.limit - log.count : this.limit
     const resetS =
-      log && log.count > 0 ? Math.max(1, Math.ceil((log.runs[2 * log.head] + this.windowMs - now) / 1000)) : 0
+      log && log.count > 0 ? Math.max(1, Math.ceil((timeOf(log.runs[log.head]) + this.windowMs - now) / 1000)) : 0
     return { ok, limit: this.limit, remaining, resetS }
   }
 
@@ -67,17 +71,16 @@ export class SlidingWindow implements RateLimiter {
     const now = this.clock()
     let log = this.logs.get(key)
     if (!log)
-      this.logs.set(key, (log = { runs: new Float64Array(Math.min(4, 2 * this.limit)), head: 0, used: 0, count: 0 }))
+      this.logs.set(key, (log = { runs: new Float64Array(Math.min(2, this.limit)), head: 0, used: 0, count: 0 }))
     else this.expire(log, now)
     if (log.count >= this.limit) return this.verdict(log, now, false)
-    let cap = log.runs.length / 2
+    let cap = log.runs.length
     const last = (log.head + log.used - 1) % cap
-    if (log.used > 0 && log.runs[2 * last] === now) log.runs[2 * last + 1]++
+    const run = log.runs[last]
+    if (log.used > 0 && timeOf(run) === now && run % SPAN < SPAN - 1) log.runs[last]++
     else {
       if (log.used === cap) cap = grow(log, Math.min(cap * 2, this.limit))
-      const slot = (log.head + log.used) % cap
-      log.runs[2 * slot] = now
-      log.runs[2 * slot + 1] = 1
+      log.runs[(log.head + log.used) % cap] = now * SPAN + 1
       log.used++
     }
     log.count++
@@ -107,13 +110,9 @@ export class SlidingWindow implements RateLimiter {
 
 // Copies the ring into one of `cap` runs, oldest first; returns the new capacity.
 function grow(log: Log, cap: number): number {
-  const old = log.runs.length / 2
-  const runs = new Float64Array(2 * cap)
-  for (let i = 0; i < log.used; i++) {
-    const from = (log.head + i) % old
-    runs[2 * i] = log.runs[2 * from]
-    runs[2 * i + 1] = log.runs[2 * from + 1]
-  }
+  const old = log.runs.length
+  const runs = new Float64Array(cap)
+  for (let i = 0; i < log.used; i++) runs[i] = log.runs[(log.head + i) % old]
   log.runs = runs
   log.head = 0
   return cap
