@@ -1,6 +1,6 @@
-import type { Dispatcher } from 'undici'
 import { ApiError } from '../http/errors.js'
 import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type WireRequest } from './call.js'
+import { type Answer, exchange } from './exchange.js'
 
 // One attempt of an upstream call, and what its answer or its error means: the completion, a failure worth another
 // attempt (an overloaded or unreachable upstream), or a failure that ends the call (thrown).
@@ -27,8 +27,7 @@ const unavailable = (message: string, retryAfterS: number | null) => {
   return new ApiError('upstream_unavailable', message, undefined, { 'retry-after': String(seconds) })
 }
 
-const parseRetryAfter = (v: string | string[] | undefined): number | null => {
-  const s = Array.isArray(v) ? v[0] : v
+const parseRetryAfter = (s: string | null): number | null => {
   if (!s) return null
   const n = Number(s)
   if (Number.isFinite(n)) return Math.max(0, n)
@@ -36,8 +35,7 @@ const parseRetryAfter = (v: string | string[] | undefined): number | null => {
   return Number.isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000)
 }
 
-async function readJson(body: Dispatcher.ResponseData['body']): Promise<unknown> {
-  const text = await body.text()
+const parseJson = (text: string): unknown => {
   try {
     return JSON.parse(text)
   } catch {
@@ -61,21 +59,20 @@ export const timedOut = (t: Try, ms: number) =>
 export async function attempt(adapter: Adapter, wire: WireRequest, opts: CallOptions, n: number): Promise<Outcome> {
   const t: Try = { attempt: n, requestId: null }
   try {
-    const res = await opts.dispatcher.request({
+    const options = {
       origin: adapter.origin,
       path: wire.path,
-      method: 'POST',
+      method: 'POST' as const,
       headers: wire.headers,
       body: wire.body,
-      signal: opts.abort.signal,
       // undici's own timeouts only back the call's deadline up (its timers are coarse, ours expires `abort`): one at
       // the same time could win the race and turn a timeout into a retryable connection error (503, not 504).
       headersTimeout: opts.timeoutMs + BACKSTOP_MS,
       bodyTimeout: opts.timeoutMs + BACKSTOP_MS,
-    })
-    const rid = res.headers[adapter.requestIdHeader]
-    t.requestId = typeof rid === 'string' ? rid.slice(0, 200) : null
-    return judgeAnswer(adapter, res, await readJson(res.body), t, opts)
+    }
+    const res = await exchange(opts.dispatcher, options, opts.abort, adapter.requestIdHeader)
+    t.requestId = res.requestId === null ? null : res.requestId.slice(0, 200)
+    return judgeAnswer(adapter, res, parseJson(res.text), t, opts)
   } catch (e) {
     return judgeError(e, t, opts)
   }
@@ -83,7 +80,7 @@ export async function attempt(adapter: Adapter, wire: WireRequest, opts: CallOpt
 
 function judgeAnswer(
   adapter: Adapter,
-  res: Pick<Dispatcher.ResponseData, 'statusCode' | 'headers'>,
+  res: Pick<Answer, 'statusCode' | 'retryAfter'>,
   body: unknown,
   t: Try,
   opts: CallOptions
@@ -111,7 +108,7 @@ function judgeAnswer(
   }
   if (!RETRYABLE_STATUS(status))
     throw failure(t, 'upstream_error', new ApiError('upstream_error', `The upstream answered ${status}: ${message}`))
-  const retryAfter = parseRetryAfter(res.headers['retry-after'])
+  const retryAfter = parseRetryAfter(res.retryAfter)
   const busy = unavailable(`The upstream is unavailable (${status}); try again later`, retryAfter)
   return { retry: failure(t, 'upstream_unavailable', busy), retryAfter }
 }
