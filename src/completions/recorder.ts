@@ -17,35 +17,33 @@ interface CompletionRecord {
   created_at: Date
 }
 
-const COLUMNS = [
-  'account_id',
-  'key_prefix',
-  'model_alias',
-  'upstream_model',
-  'input_tokens',
-  'output_tokens',
-  'cache_read_input_tokens',
-  'cache_creation_input_tokens',
-  'latency_ms',
-  'attempts',
-  'outcome',
-  'upstream_request_id',
-  'created_at',
-] as const
+// Each column with its type, in the table's order.
+const COLUMNS = {
+  account_id: 'uuid',
+  key_prefix: 'text',
+  model_alias: 'text',
+  upstream_model: 'text',
+  input_tokens: 'int',
+  output_tokens: 'int',
+  cache_read_input_tokens: 'int',
+  cache_creation_input_tokens: 'int',
+  latency_ms: 'int',
+  attempts: 'int',
+  outcome: 'text',
+  upstream_request_id: 'text',
+  created_at: 'timestamptz',
+} satisfies Record<keyof CompletionRecord, string>
+const NAMES = Object.keys(COLUMNS).join(', ')
+const TYPED = Object.entries(COLUMNS)
+  .map(([name, type]) => `${name} ${type}`)
+  .join(', ')
 
-// One statement whatever the number of rows: a column per array. (A VALUES list of n rows would be a statement per n,
-// each kept prepared on every pooled connection, by the driver and by PostgreSQL.)
-const insert = (sql: Sql, rows: CompletionRecord[]) => {
-  const col = <K extends (typeof COLUMNS)[number]>(k: K) => rows.map((r) => r[k])
-  return sql`
-    insert into completions (${sql.unsafe(COLUMNS.join(', '))})
-    select * from unnest(
-      ${col('account_id')}::uuid[], ${col('key_prefix')}::text[], ${col('model_alias')}::text[],
-      ${col('upstream_model')}::text[], ${col('input_tokens')}::int[], ${col('output_tokens')}::int[],
-      ${col('cache_read_input_tokens')}::int[], ${col('cache_creation_input_tokens')}::int[],
-      ${col('latency_ms')}::int[], ${col('attempts')}::int[], ${col('outcome')}::text[],
-      ${col('upstream_request_id')}::text[], ${col('created_at').map((d) => d.toISOString())}::timestamptz[])`
-}
+// One statement whatever the number of rows, its one parameter the rows as JSON (JSON.stringify is native; the
+// driver would serialize an array per column element by element). A VALUES list of n rows would be a statement per n,
+// each kept prepared on every pooled connection, by the driver and by PostgreSQL.
+const insert = (sql: Sql, rows: CompletionRecord[]) =>
+  sql`insert into completions (${sql.unsafe(NAMES)})
+    select ${sql.unsafe(NAMES)} from json_to_recordset(${JSON.stringify(rows)}::text::json) as r(${sql.unsafe(TYPED)})`
 
 export interface Recorder {
   record(row: CompletionRecord): void
