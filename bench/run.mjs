@@ -397,7 +397,8 @@ peak('completions, one key')
 const busyRatio = {}
 for (const p of ['p50', 'p99']) {
   const [a, b, r] = ['via', 'straight', 'relayed'].map((k) => median(busy[k].map((x) => x[p])))
-  busyRatio[p] = (a - b) / (r - b)
+  // A relay that added nothing (or less than nothing: noise) leaves no ratio to speak of; n/a counts as not met.
+  busyRatio[p] = r - b > 0 ? (a - b) / (r - b) : Number.NaN
   row(
     `completions one key ${p} ms (c=20)`,
     fmt(a, 3),
