@@ -75,30 +75,37 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 const MAX_DEPTH = 64
-// Over text that JSON.parse accepted: every string token whole (so brackets and colons inside strings are skipped),
-// an object key being a string followed by a colon. V8 parses any depth, but later code (JSON.stringify, validators)
-// recurses; and JSON.parse keeps the last of two equal keys, silently: both are refused here.
-const TOKEN = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"(\s*:)?|[{[]|[}\]]/g
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COLON = 0x3a
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
+// Over text that JSON.parse accepted: every string token skipped whole (so brackets and colons inside strings are
+// not seen), an object key being a string followed by a colon. V8 parses any depth, but later code (JSON.stringify,
+// validators) recurses; and JSON.parse keeps the last of two equal keys, silently: both are refused here. A scan of
+// character codes, so that no match object is made per token.
 function checkShape(text: string) {
   const keys: (Set<string> | null)[] = []
-  TOKEN.lastIndex = 0
-  for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) {
-    const token = m[0]
-    if (token === '{' || token === '[') {
-      if (keys.push(null) > MAX_DEPTH)
-        throw new ApiError('invalid_json', `Request body nests deeper than ${MAX_DEPTH} levels`)
-    } else if (token === '}' || token === ']') keys.pop()
-    else if (m[1] !== undefined) {
-      const quoted = token.slice(0, token.length - m[1].length)
-      const key: string = quoted.includes('\\') ? JSON.parse(quoted) : quoted.slice(1, -1)
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      const start = i
+      let escaped = false
+      for (i++; text.charCodeAt(i) !== QUOTE; i++) if (text.charCodeAt(i) === BACKSLASH) (escaped = true), i++
+      let next = i + 1
+      while (isSpace(text.charCodeAt(next))) next++
+      if (text.charCodeAt(next) !== COLON) continue
+      const key: string = escaped ? JSON.parse(text.slice(start, i + 1)) : text.slice(start + 1, i)
       const seen = (keys[keys.length - 1] ??= new Set())
       if (seen.has(key))
         throw new ApiError('invalid_json', clip(`Request body repeats the key ${JSON.stringify(key)} in one object`), {
           key: clip(key),
         })
       seen.add(key)
-    }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (keys.push(null) > MAX_DEPTH)
+        throw new ApiError('invalid_json', `Request body nests deeper than ${MAX_DEPTH} levels`)
+    } else if (c === 0x7d || c === 0x5d) keys.pop()
   }
 }
 
