@@ -8,12 +8,11 @@ t.test('cancel and expire are noted apart; listeners run once; a removed one nev
   const a = new CallAbort()
   let runs = 0
   const gone = () => runs++
-  a.once('abort', () => runs++).on('abort', gone)
+  a.on('abort', () => runs++).on('abort', gone)
   a.removeListener('abort', gone)
   a.expire()
   a.cancel()
   t.same([a.aborted, a.byDeadline, a.byCaller, runs], [true, true, true, 1])
-  t.equal(a.reason, undefined, 'undici gives its own RequestAbortedError')
 })
 
 t.test('the sleep resolves, or rejects at the abort, or at once when aborted already', async (t) => {

@@ -1,14 +1,11 @@
-import type { EventEmitter } from 'node:events'
-
 type Listener = () => void
 
 // The one abort of an upstream call. The caller aborts it with `cancel` (its client went away, its quota was
 // refused), the deadline with `expire`; each is noted apart, so the call's outcome says which it was (the caller's,
-// if both). It is the small EventEmitter undici takes as a request's `signal` (`aborted`, `reason`, `on`, `once`,
-// `removeListener` for 'abort'), not an AbortController: that would make an AbortSignal, an EventTarget, per call.
+// if both). Its listeners are the attempt's (exchange.ts) and the retry sleep's; not an AbortController: that would
+// make an AbortSignal, an EventTarget, per call.
 export class CallAbort {
   aborted = false
-  reason: unknown = undefined
   byCaller = false
   byDeadline = false
   private listeners: Listener[] | null = null
@@ -23,25 +20,16 @@ export class CallAbort {
     this.fire()
   }
 
-  // Listeners are called once, on the first abort: `on` and `once` are the same here.
+  // Listeners are called once, on the first abort.
   on(_event: 'abort', fn: Listener) {
     ;(this.listeners ??= []).push(fn)
     return this
-  }
-
-  once(event: 'abort', fn: Listener) {
-    return this.on(event, fn)
   }
 
   removeListener(_event: 'abort', fn: Listener) {
     const i = this.listeners?.indexOf(fn) ?? -1
     if (i !== -1) this.listeners!.splice(i, 1)
     return this
-  }
-
-  // What undici's request options take.
-  get signal(): EventEmitter {
-    return this as unknown as EventEmitter
   }
 
   // Resolves after `ms`; rejects as soon as the call is aborted (at once if it is already).
@@ -56,7 +44,7 @@ export class CallAbort {
         this.removeListener('abort', onAbort)
         resolve()
       }, ms)
-      this.once('abort', onAbort)
+      this.on('abort', onAbort)
     })
   }
 
