@@ -26,7 +26,9 @@ export interface CreatedKey {
 }
 
 // The user E, created with an account of its own when the email is new; name, role and plan given are set.
-export async function ensureUser(tx: postgres.TransactionSql, input: UserInput) {
+export const saveUser = (sql: Sql, input: UserInput) => sql.begin((tx) => ensureUser(tx, input))
+
+async function ensureUser(tx: postgres.TransactionSql, input: UserInput) {
   const [user] = await tx<{ id: string; account_id: string }[]>`
     select id, account_id from users where lower(email) = lower(${input.email}) for update`
   if (!user) {
@@ -83,22 +85,45 @@ export interface KeyListing {
   account_id: string
   plan: string
   email: string | null
+  // The email of the user who created the key.
+  creator: string | null
   created_at: Date
   last_used_at: Date | null
   expires_at: Date | null
   revoked_at: Date | null
+  status: 'active' | 'grace' | 'expired' | 'revoked'
 }
 
-export const listKeys = (sql: Sql) => sql<KeyListing[]>`
-  select k.prefix, k.name, k.account_id, a.plan, u.email, k.created_at, k.last_used_at, k.expires_at, k.revoked_at
+// Which keys: all of them, oldest first (the operator's list), or one account's, newest first, and of those only
+// the ones `createdBy` made when it is given.
+export interface KeyScope {
+  accountId: string
+  createdBy?: string
+}
+
+const inScope = (sql: Sql, { accountId, createdBy }: KeyScope) =>
+  sql`where k.account_id = ${accountId} ${createdBy ? sql`and k.created_by = ${createdBy}` : sql``}
+      order by k.created_at desc, k.prefix`
+
+export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
+  select k.prefix, k.name, k.account_id, a.plan, u.email, c.email as creator, k.created_at, k.last_used_at,
+         k.expires_at, k.revoked_at,
+         case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
+              when k.rotated_at is not null then 'grace' else 'active' end as status
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
-  order by k.created_at, k.prefix`
+  left join users c on c.id = k.created_by
+  ${scope ? inScope(sql, scope) : sql`order by k.created_at, k.prefix`}`
 
 export async function revokeKey(sql: Sql, prefix: string): Promise<boolean> {
   const rows = await sql`
     update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = clock_timestamp()
     where prefix = ${prefix} returning prefix`
   return rows.length === 1
+}
+
+export async function accountPlan(sql: Sql, accountId: string): Promise<string | null> {
+  const [row] = await sql<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
+  return row?.plan ?? null
 }
 
 export async function setPlan(sql: Sql, email: string, plan: string): Promise<string | null> {

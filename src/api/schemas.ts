@@ -18,12 +18,13 @@ const required = (max: number) =>
     text(max),
     v.check((s) => s.trim() !== '', 'must not be blank')
   )
-const email = v.pipe(text(254, 1), v.email('must be an email address'))
+// The one email check: leads' addresses, the dashboard's invitations, the CLI's --email.
+export const Email = v.pipe(text(254, 1), v.email('must be an email address'))
 
 export const LeadInput = v.pipe(
   v.strictObject({
     name: v.pipe(required(200), v.description('Name of the person asking.')),
-    email: v.pipe(email, v.description('Where to answer.')),
+    email: v.pipe(Email, v.description('Where to answer.')),
     service: v.pipe(required(200), v.description('The service the lead is interested in.')),
     message: v.pipe(required(10_000), v.description('What the lead wrote.')),
     phone: v.optional(text(50)),

@@ -11,8 +11,6 @@ export function check<S extends v.GenericSchema>(schema: S, value: unknown, what
   return r.output
 }
 
-export const email = v.pipe(v.string(), v.email('must be an email address'))
-
 export function duration(text: string, what: string, allowZero: boolean): number {
   const seconds = parseDuration(text)
   if (seconds === null || (seconds === 0 && !allowZero))

@@ -1,10 +1,10 @@
-import { createKey, ensureUser, listKeys, revokeKey, rotateKey, setPlan } from '../accounts/accounts.js'
-import { createSigninLink } from '../dashboard/sessions.js'
+import { createKey, listKeys, revokeKey, rotateKey, saveUser, setPlan } from '../accounts/accounts.js'
+import { createSigninLink } from '../accounts/signin-links.js'
 import { usageByAccount, usageMonth } from '../accounts/usage.js'
-import { Plan, Role } from '../api/schemas.js'
+import { Email, Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
 import { migrate } from '../storage/migrate.js'
-import { check, duration, email, expiry, prefixArg } from './arguments.js'
+import { check, duration, expiry, prefixArg } from './arguments.js'
 import { type Command, UsageError } from './command.js'
 import { PLANS } from './help.js'
 import { printKey, printTable } from './print.js'
@@ -51,7 +51,7 @@ export const commands: Command[] = [
         throw new UsageError('--name and --role need --email')
       if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
       const input = {
-        email: values.email === undefined ? undefined : check(email, values.email, '--email'),
+        email: values.email === undefined ? undefined : check(Email, values.email, '--email'),
         name: values.name,
         role: values.role === undefined ? undefined : check(Role, values.role, '--role'),
         plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
@@ -122,7 +122,7 @@ export const commands: Command[] = [
     run: ({ values, positionals, io, database }) => {
       if (!values.email) throw new UsageError('plan set needs --email')
       const plan = check(Plan, positionals[0], 'PLAN')
-      const address = check(email, values.email, '--email')
+      const address = check(Email, values.email, '--email')
       return database(async (sql) => {
         const account = await setPlan(sql, address, plan)
         if (!account) throw new Error(`no user with email ${address}`)
@@ -139,7 +139,7 @@ export const commands: Command[] = [
     run: ({ values, io, config, database }) => {
       if (!values.email) throw new UsageError('signin-link needs --email')
       const input = {
-        email: check(email, values.email, '--email'),
+        email: check(Email, values.email, '--email'),
         name: values.name,
         role: values.role === undefined ? undefined : check(Role, values.role, '--role'),
         plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
@@ -148,7 +148,7 @@ export const commands: Command[] = [
         config.STUDIO_PUBLIC_URL ??
         `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`
       return database(async (sql) => {
-        const { userId } = await sql.begin((tx) => ensureUser(tx, input))
+        const { userId } = await saveUser(sql, input)
         io.out(`user ${userId} <${input.email}>: open this link within 24 hours to set a password and sign in:`)
         io.out(await createSigninLink(sql, userId, base))
       })

@@ -1,14 +1,15 @@
+import { accountPlan } from '../accounts/accounts.js'
+import { passwordProblem } from '../accounts/passwords.js'
+import { endOtherSessions } from '../accounts/sessions.js'
+import { passwordMatches, setPassword } from '../accounts/users.js'
 import { ApiError } from '../http/errors.js'
 import { html } from './html.js'
 import { csrfField, notice, page } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
-import { hashPassword, verifyPassword } from './passwords.js'
-import { endOtherSessions } from './sessions.js'
-import { passwordProblem } from './signin.js'
 
 async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) {
   const v = ctx.user
-  const [{ plan }] = await deps.sql<{ plan: string }[]>`select plan from accounts where id = ${v.accountId}`
+  const plan = await accountPlan(deps.sql, v.accountId)
   return page(
     v,
     'account',
@@ -42,14 +43,12 @@ export function accountPages(deps: DashboardDeps): Page[] {
       path: '/dashboard/account/password',
       access: 'user',
       async handle(ctx) {
-        const [{ password_hash }] = await sql<{ password_hash: string | null }[]>`
-          select password_hash from users where id = ${ctx.user.userId}`
-        if (!(await verifyPassword(ctx.form.get('current') ?? '', password_hash)))
+        if (!(await passwordMatches(sql, ctx.user.userId, ctx.form.get('current') ?? '')))
           return { status: 422, page: await accountPage(deps, ctx, 'The current password is not right.') }
         const password = ctx.form.get('password') ?? ''
         const problem = passwordProblem(password, ctx.form.get('confirm'))
         if (problem) return { status: 422, page: await accountPage(deps, ctx, problem) }
-        await sql`update users set password_hash = ${await hashPassword(password)} where id = ${ctx.user.userId}`
+        await setPassword(sql, ctx.user.userId, password)
         await endOtherSessions(sql, ctx.user.userId, ctx.token)
         return see('/dashboard/account?done=password')
       },

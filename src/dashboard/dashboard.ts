@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { findSession } from '../accounts/sessions.js'
 import { ApiError } from '../http/errors.js'
+import { readForm } from '../http/io.js'
 import { Router } from '../http/router.js'
 import type { Logger } from '../ops/log.js'
 import { SlidingWindow } from '../limits/limits.js'
@@ -11,7 +13,6 @@ import { leadsPages } from './leads.js'
 import type { DashboardDeps, Outcome, Page, PageCtx } from './page.js'
 import { redirect, SECURITY_HEADERS, sendHtml } from './respond.js'
 import { SCRIPT } from './script.js'
-import { findSession } from './sessions.js'
 import { cookieName, signinPages } from './signin.js'
 import { STYLE } from './style.js'
 import { teamPages } from './team.js'
@@ -34,17 +35,6 @@ const TITLES: Record<number, string> = {
   429: 'Too many attempts',
   500: 'Something went wrong',
   503: 'Unavailable',
-}
-
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  let size = 0
-  const chunks: Buffer[] = []
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > FORM_LIMIT) throw new ApiError('payload_too_large', 'The form is too large')
-    chunks.push(chunk)
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
 }
 
 function cookieOf(req: IncomingMessage, name: string): string | null {
@@ -104,7 +94,7 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
     let form = new URLSearchParams()
     if (p.method === 'POST') {
       if (!sameOrigin(req)) throw new ApiError('forbidden', 'This form was sent from another site.')
-      form = await readForm(req)
+      form = await readForm(req, FORM_LIMIT)
       if (user && form.get('csrf') !== user.csrf) throw new ApiError('forbidden', 'This form has expired; reload it.')
     }
     const ctx = { req, res, id, headers, url, params: match.params, form, user, token } as PageCtx

@@ -1,20 +1,10 @@
-import { createKey, revokeKey, rotateKey } from '../accounts/accounts.js'
+import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
+import type { SessionUser } from '../accounts/sessions.js'
 import { ApiError } from '../http/errors.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
 import { canManage, csrfField, empty, notice, page, secretBox, when, type Viewer } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
-import type { SessionUser } from './sessions.js'
-
-interface KeyRow {
-  prefix: string
-  name: string | null
-  creator: string | null
-  created_at: Date
-  last_used_at: Date | null
-  expires_at: Date | null
-  status: 'active' | 'grace' | 'expired' | 'revoked'
-}
 
 const EXPIRIES: [string, string][] = [
   ['', 'Never'],
@@ -30,23 +20,18 @@ const GRACES: [string, string][] = [
 ]
 
 // Owners and admins see every key of the account; a member only the keys they created.
-const listKeys = (sql: Sql, u: SessionUser) => sql<KeyRow[]>`
-  select k.prefix, k.name, c.email as creator, k.created_at, k.last_used_at, k.expires_at,
-         case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
-              when k.rotated_at is not null then 'grace' else 'active' end as status
-  from api_keys k left join users c on c.id = k.created_by
-  where k.account_id = ${u.accountId} and (${canManage(u.role)} or k.created_by = ${u.userId})
-  order by k.created_at desc, k.prefix`
+const keysOf = (sql: Sql, u: SessionUser) =>
+  listKeys(sql, { accountId: u.accountId, createdBy: canManage(u.role) ? undefined : u.userId })
 
-async function ownKey(sql: Sql, u: SessionUser, prefix: string): Promise<KeyRow> {
-  const [row] = (await listKeys(sql, u)).filter((k) => k.prefix === prefix)
+async function ownKey(sql: Sql, u: SessionUser, prefix: string): Promise<KeyListing> {
+  const [row] = (await keysOf(sql, u)).filter((k) => k.prefix === prefix)
   if (!row) throw new ApiError('not_found', 'There is no such key in your account, or it is not yours to manage.')
   return row
 }
 
 const options = (list: [string, string][]) => list.map(([v, label]) => html`<option value="${v}">${label}</option>`)
 
-function keyTable(v: Viewer, keys: KeyRow[]): Html {
+function keyTable(v: Viewer, keys: KeyListing[]): Html {
   if (!keys.length)
     return html`<div class="table-wrap">${empty(
       'No keys yet',
@@ -93,7 +78,7 @@ ${secretBox('new-key', key)}</div>`
 
 async function keysPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
   const v = ctx.user
-  const keys = await listKeys(deps.sql, v)
+  const keys = await keysOf(deps.sql, v)
   const scope = canManage(v.role) ? 'Every key of your account.' : 'The keys you created.'
   return page(
     v,
@@ -156,7 +141,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
 }
 
 // The confirmation step, a page of its own so that it works without script.
-const confirmRevoke = (v: Viewer, k: KeyRow) =>
+const confirmRevoke = (v: Viewer, k: KeyListing) =>
   page(
     v,
     'keys',

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { SessionUser } from '../accounts/sessions.js'
 import type { Config } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
 import type { Html } from './html.js'
-import type { SessionUser } from './sessions.js'
 
 export interface DashboardDeps {
   sql: Sql

@@ -1,11 +1,13 @@
+import { hashPassword, MIN_PASSWORD, passwordProblem } from '../accounts/passwords.js'
+import { createSession, endSession } from '../accounts/sessions.js'
+import { linkIsValid, redeemLink } from '../accounts/signin-links.js'
+import { userByPassword } from '../accounts/users.js'
 import type { SlidingWindow } from '../limits/limits.js'
 import { ApiError } from '../http/errors.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
 import { bare } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
-import { hashPassword, MIN_PASSWORD, verifyPassword } from './passwords.js'
-import { createSession, endSession, linkIsValid, redeemLink } from './sessions.js'
 
 const MAX_AGE = 30 * 24 * 3600
 
@@ -52,21 +54,6 @@ required></div>
 <button>Save and sign in</button></form></div>`
   )
 
-export function passwordProblem(password: string, confirm: string | null) {
-  if (password.length < MIN_PASSWORD) return `The password needs at least ${MIN_PASSWORD} characters.`
-  if (password.length > 1024) return 'The password is too long.'
-  if (confirm !== null && confirm !== password) return 'The two passwords differ.'
-  return null
-}
-
-async function checkPassword(sql: Sql, email: string, password: string) {
-  const [user] = await sql<{ id: string; password_hash: string | null }[]>`
-    select id, password_hash from users where lower(email) = lower(${email})`
-  // The same scrypt work whether or not the user exists or has a password: the same answer in the same time.
-  const ok = await verifyPassword(password, user?.password_hash ?? null)
-  return ok ? user.id : null
-}
-
 async function validLink(sql: Sql, ctx: PageCtx) {
   const link = await linkIsValid(sql, ctx.params.token)
   if (!link) throw new ApiError('not_found', 'This sign-in link was used already, has expired, or never existed.')
@@ -86,7 +73,7 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
         const password = ctx.form.get('password') ?? ''
         if (!attempts.address.hit(ctx.req.socket.remoteAddress ?? '').ok) throw tooMany()
         if (!attempts.email.hit(email.toLowerCase()).ok) throw tooMany()
-        const userId = await checkPassword(deps.sql, email, password)
+        const userId = await userByPassword(deps.sql, email, password)
         if (!userId) return { status: 401, page: signinForm('That email and password do not match.', email) }
         return signIn(deps, ctx, userId)
       },

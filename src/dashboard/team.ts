@@ -1,12 +1,11 @@
+import { is } from 'valibot'
+import { createSigninLink } from '../accounts/signin-links.js'
 import { inviteMember, listMembers, removeMember, setMemberRole, TeamError } from '../accounts/team.js'
-import { ROLES } from '../api/schemas.js'
+import { Email, ROLES } from '../api/schemas.js'
 import { ApiError } from '../http/errors.js'
 import { html, type Html } from './html.js'
 import { csrfField, notice, page, secretBox, when, type Viewer } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
-import { createSigninLink } from './sessions.js'
-
-const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/
 
 const roleOptions = (current: string) =>
   ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`)
@@ -87,7 +86,7 @@ export function teamPages(deps: DashboardDeps): Page[] {
     { method: 'GET', path: '/dashboard/team', access: 'admin', handle: (ctx) => teamPage(deps, ctx) },
     post('/dashboard/team', async (ctx) => {
       const email = (ctx.form.get('email') ?? '').trim()
-      if (!EMAIL.test(email) || email.length > 320) throw new ApiError('bad_request', 'That is not an email address.')
+      if (!is(Email, email)) throw new ApiError('bad_request', 'That is not an email address.')
       const role = roleOf(ctx.form.get('role'))
       if (role === 'owner' && ctx.user.role !== 'owner')
         throw new ApiError('forbidden', 'Only an owner can add owners.')

@@ -54,6 +54,12 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   return value
 }
 
+// A form body (application/x-www-form-urlencoded) of at most `limit` bytes, refused as readJson refuses a larger one.
+export async function readForm(req: IncomingMessage, limit: number): Promise<URLSearchParams> {
+  if (Number(req.headers['content-length'] ?? 0) > limit) throw tooLarge(limit)
+  return new URLSearchParams((await readBody(req, limit)).toString('utf8'))
+}
+
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []

@@ -31,3 +31,11 @@ export async function verifyPassword(password: string, stored: string | null): P
   const key = await derive(password, Buffer.from(parts[4], 'base64url'), n, r, p)
   return stored !== null && key.length === expected.length && timingSafeEqual(key, expected)
 }
+
+// What is wrong with a new password (and its repetition, when one was asked for), or null.
+export function passwordProblem(password: string, confirm: string | null) {
+  if (password.length < MIN_PASSWORD) return `The password needs at least ${MIN_PASSWORD} characters.`
+  if (password.length > 1024) return 'The password is too long.'
+  if (confirm !== null && confirm !== password) return 'The two passwords differ.'
+  return null
+}

@@ -1,0 +1,34 @@
+import type { Sql } from '../storage/db.js'
+import { newToken, tokenDigest } from './tokens.js'
+
+// One-time sign-in links: a user opens one to set a password and sign in to the dashboard.
+
+const LINK_HOURS = 24
+
+// A one-time link for the user, valid 24 hours; only its hash is kept.
+export async function createSigninLink(sql: Sql, userId: string, publicUrl: string): Promise<string> {
+  const t = newToken()
+  await sql`insert into signin_links (token_sha256, user_id, expires_at)
+            values (${tokenDigest(t)}, ${userId}, now() + ${LINK_HOURS} * interval '1 hour')`
+  return `${publicUrl.replace(/\/+$/, '')}/dashboard/link/${t}`
+}
+
+export async function linkIsValid(sql: Sql, t: string): Promise<{ email: string } | null> {
+  const [row] = await sql<{ email: string }[]>`
+    select u.email from signin_links l join users u on u.id = l.user_id
+    where l.token_sha256 = ${tokenDigest(t)} and l.used_at is null and l.expires_at > now()`
+  return row ?? null
+}
+
+// Uses the link up (once: a second use finds nothing), sets the password and ends the user's sessions.
+export async function redeemLink(sql: Sql, t: string, passwordHash: string): Promise<string | null> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ user_id: string }[]>`
+      update signin_links set used_at = now()
+      where token_sha256 = ${tokenDigest(t)} and used_at is null and expires_at > now() returning user_id`
+    if (!row) return null
+    await tx`update users set password_hash = ${passwordHash} where id = ${row.user_id}`
+    await tx`delete from dashboard_sessions where user_id = ${row.user_id}`
+    return row.user_id
+  })
+}

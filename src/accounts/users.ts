@@ -1,0 +1,22 @@
+import type { Sql } from '../storage/db.js'
+import { hashPassword, verifyPassword } from './passwords.js'
+
+// A user's dashboard password: checked at sign-in and before a change, then set.
+
+// The user whose email and password these are, or null. The same scrypt work whether or not the user exists or has
+// a password: the same answer in the same time.
+export async function userByPassword(sql: Sql, email: string, password: string): Promise<string | null> {
+  const [user] = await sql<{ id: string; password_hash: string | null }[]>`
+    select id, password_hash from users where lower(email) = lower(${email})`
+  const ok = await verifyPassword(password, user?.password_hash ?? null)
+  return ok ? user.id : null
+}
+
+export async function passwordMatches(sql: Sql, userId: string, password: string): Promise<boolean> {
+  const [user] = await sql<{ password_hash: string | null }[]>`select password_hash from users where id = ${userId}`
+  return verifyPassword(password, user?.password_hash ?? null)
+}
+
+export async function setPassword(sql: Sql, userId: string, password: string): Promise<void> {
+  await sql`update users set password_hash = ${await hashPassword(password)} where id = ${userId}`
+}
