@@ -7,6 +7,7 @@ import type { RateLimiter } from '../limits/limits.js'
 import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
+import { isDatabaseDown } from '../storage/database-down.js'
 import { createAuthenticator } from './authenticate.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
@@ -35,38 +36,6 @@ interface PageHandler {
   owns(path: string): boolean
   handle(req: IncomingMessage, res: ServerResponse, id: string, headers: string[]): Promise<void>
 }
-
-// The errors that mean the database cannot be reached or cannot serve right now (the driver's connection codes,
-// the per-query deadline, PostgreSQL's shutdown, resource and connection classes): a request that meets one answers
-// 503, never 500.
-const DB_DOWN = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOENT',
-  'EPIPE',
-  'ETIMEDOUT',
-  'CONNECT_TIMEOUT',
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  'QUERY_DEADLINE',
-  '57P01',
-  '57P02',
-  '57P03',
-  '57014',
-  '53000',
-  '53100',
-  '53200',
-  '53300',
-  '53400',
-  '25006',
-  '08000',
-  '08003',
-  '08006',
-  '08001',
-  '08004',
-])
-export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
 
 const CLIENT_ERRORS: Record<string, ErrorCode> = {
   HPE_HEADER_OVERFLOW: 'header_too_large',

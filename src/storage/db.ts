@@ -28,8 +28,9 @@ const base = {
 // A query the database has not answered within `ms` fails with code QUERY_DEADLINE (a 503), so a database that stops
 // answering without closing its connections (frozen, or a network that drops packets) cannot hang requests. The query
 // itself goes on; its late answer is dropped. This reaches into the driver's Query (its per-query `handler`, `resolve`
-// and `reject`): test/faults.test.ts proves it still works. Tagged queries and sql.unsafe only: a transaction
-// (sql.begin) would hang on its ROLLBACK anyway, so it is left to the driver.
+// and `reject`), so package.json pins postgres to one minor version; test/faults.test.ts proves it still works.
+// Tagged queries and sql.unsafe only: a transaction (sql.begin) would hang on its ROLLBACK anyway, so it is left to
+// the driver.
 const deadlineError = (ms: number) =>
   Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })
 

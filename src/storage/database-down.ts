@@ -1,0 +1,31 @@
+// The errors that mean the database cannot be reached or cannot serve right now (the driver's connection codes,
+// the per-query deadline, PostgreSQL's shutdown, resource and connection classes): a request that meets one answers
+// 503, never 500.
+const DB_DOWN = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOENT',
+  'EPIPE',
+  'ETIMEDOUT',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'QUERY_DEADLINE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '57014',
+  '53000',
+  '53100',
+  '53200',
+  '53300',
+  '53400',
+  '25006',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+])
+export const isDatabaseDown = (e: unknown) => DB_DOWN.has((e as { code?: string })?.code ?? '')
