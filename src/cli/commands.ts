@@ -3,6 +3,7 @@ import { createSigninLink } from '../accounts/signin-links.js'
 import { usageByAccount, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
+import { baseUrl } from '../ops/listen.js'
 import { migrate } from '../storage/migrate.js'
 import { check, duration, expiry, prefixArg } from './arguments.js'
 import { type Command, UsageError } from './command.js'
@@ -144,9 +145,7 @@ export const commands: Command[] = [
         role: values.role === undefined ? undefined : check(Role, values.role, '--role'),
         plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
       }
-      const base =
-        config.STUDIO_PUBLIC_URL ??
-        `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`
+      const base = config.STUDIO_PUBLIC_URL ?? baseUrl(config.HOST, config.PORT)
       return database(async (sql) => {
         const { userId } = await saveUser(sql, input)
         io.out(`user ${userId} <${input.email}>: open this link within 24 hours to set a password and sign in:`)

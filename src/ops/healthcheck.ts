@@ -1,11 +1,12 @@
 import type { Config } from './config.js'
+import { baseUrl } from './listen.js'
 
 // `studio healthcheck`: asks the running server's GET /healthz, for a container HEALTHCHECK (a distroless image
 // has no shell or curl). A wildcard HOST is reached over loopback.
 export function healthUrl(config: Pick<Config, 'HOST' | 'PORT'>): string {
   const host =
     config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST === '::' || config.HOST === '[::]' ? '::1' : config.HOST
-  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.PORT}/healthz`
+  return `${baseUrl(host, config.PORT)}/healthz`
 }
 
 export async function healthcheck(config: Pick<Config, 'HOST' | 'PORT'>, timeoutMs = 5000): Promise<string | null> {

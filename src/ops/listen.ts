@@ -10,8 +10,12 @@ export function listen(server: Server, where: { port: number; host: string } | {
   })
 }
 
-// The base URL of a TCP listener on `host` (an IPv6 address in brackets), with the port it was given.
+// The base URL of `host` and `port`: an IPv6 address goes in brackets (unless it already is).
+export function baseUrl(host: string, port: number): string {
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`
+}
+
+// The base URL of a TCP listener on `host`, with the port it was given.
 export function urlOf(server: Server, host: string): string {
-  const { port } = server.address() as AddressInfo
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  return baseUrl(host, (server.address() as AddressInfo).port)
 }
