@@ -158,17 +158,12 @@ export function headerOf<S extends v.GenericSchema<string>>(
 
 export type Headers = Record<string, string | number | string[]>
 
-// One writeHead with every header in a flat list: no per-header setHeader calls on the hot path. The response's own
-// headers go onto `common` for the call and are taken off again, thrown or not: `common` is left as it came.
+// One writeHead with every header in a flat list: no per-header setHeader calls on the hot path. The list is a new
+// array (`common` stays the caller's, untouched); pushing onto `common` would grow its backing store all the same.
 export function sendJson(res: ServerResponse, status: number, body: string, common: string[], headers?: Headers) {
-  const n = common.length
-  common.push('content-type', 'application/json', 'content-length', String(Buffer.byteLength(body)))
-  if (headers) for (const k in headers) common.push(k, String(headers[k]))
-  try {
-    res.writeHead(status, common)
-  } finally {
-    common.length = n
-  }
+  const all = [...common, 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))]
+  if (headers) for (const k in headers) all.push(k, String(headers[k]))
+  res.writeHead(status, all)
   res.end(body)
 }
 
