@@ -9,8 +9,8 @@ import type { Exchange } from './route.js'
 // account_id (null before a key is verified), and aborted: true when the response did not finish.
 
 const str = (s: string | null | undefined) => (s == null ? 'null' : JSON.stringify(s))
-// The request id (app.ts accepts only [\w.:-]), the method (a token Node's parser accepted), the key prefix (base62)
-// and the account id (a uuid) never need escaping.
+// The request id (server.ts's requestIdOf accepts only [\w.:-]), the method (a token Node's parser accepted), the key
+// prefix (base62) and the account id (a uuid) never need escaping.
 const plain = (s: string | null | undefined) => (s == null ? 'null' : `"${s}"`)
 // What repeats from line to line is made once: the method and route part per route and method (the parser knows a
 // fixed set of methods), the key part per principal (a principal is one object per cached key).
