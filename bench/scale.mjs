@@ -11,7 +11,10 @@ import { join } from 'node:path'
 const pings = (port) =>
   new Promise((ok) => {
     const s = connect(port, '127.0.0.1')
-    const done = (v) => (s.destroy(), ok(v))
+    const done = (v) => {
+      s.destroy()
+      ok(v)
+    }
     s.setTimeout(1000, () => done(false))
     s.once('error', () => done(false))
     s.once('connect', () => s.write('PING\r\n'))
@@ -56,7 +59,10 @@ async function serve(c, env, pinned) {
   for (let i = 0; i < 200 && seen.size < workers; i++) seen.add(await bootOf(url))
   return {
     url,
-    stop: () => (child.kill('SIGTERM'), new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r()))),
+    stop: () => {
+      child.kill('SIGTERM')
+      return new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r()))
+    },
   }
 }
 

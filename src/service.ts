@@ -139,7 +139,11 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
             })
             server.closeAllConnections()
           }, config.STUDIO_SHUTDOWN_TIMEOUT_MS)
-          server.close(() => (clearInterval(idle), clearTimeout(force), ok()))
+          server.close(() => {
+            clearInterval(idle)
+            clearTimeout(force)
+            ok()
+          })
           server.closeIdleConnections()
         })
         await metricsServer?.close()

@@ -53,7 +53,10 @@ export async function clientServers(t: Teardown) {
   const warped = await startTestServer(t, { STUDIO_RATE_LIMIT: '2' }, { clock: () => Date.now() + warp })
   const control = await listen(
     t,
-    createHttpServer((_req, res) => ((warp += 58_500), res.end()))
+    createHttpServer((_req, res) => {
+      warp += 58_500
+      res.end()
+    })
   )
   return {
     baseURL: `${server.url}/api/v1`,
@@ -72,9 +75,15 @@ export async function clientServers(t: Teardown) {
 
 async function listen(t: Teardown, server: ReturnType<typeof createTcpServer> | ReturnType<typeof createHttpServer>) {
   const sockets = new Set<Socket>()
-  server.on('connection', (s: Socket) => (sockets.add(s), s.on('close', () => sockets.delete(s))))
+  server.on('connection', (s: Socket) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok))
-  t.teardown(() => (sockets.forEach((s) => s.destroy()), new Promise((ok) => server.close(ok))))
+  t.teardown(() => {
+    for (const s of sockets) s.destroy()
+    return new Promise((ok) => server.close(ok))
+  })
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 

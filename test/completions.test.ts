@@ -5,7 +5,10 @@ import { logLines, startTestServer, testDatabase } from './helpers.js'
 const UPSTREAM_KEY = 'sk-ant-test-secret-0123456789'
 const dbEnv = await testDatabase(t)
 const backoffs: (number | null)[] = []
-const backoff = (_attempt: number, retryAfter: number | null) => (backoffs.push(retryAfter), 5)
+const backoff = (_attempt: number, retryAfter: number | null) => {
+  backoffs.push(retryAfter)
+  return 5
+}
 
 const anthropic = await fakeUpstream(t, json(200, anthropicMessage(), { 'request-id': 'req_abc' }))
 const s = await startTestServer(

@@ -17,7 +17,10 @@ async function run() {
   // Every page a test opens: any dialog, console error, failed request or request to another origin is recorded.
   async function watched(page: Page) {
     const problems: string[] = []
-    page.on('dialog', (d) => (problems.push(`dialog: ${d.message()}`), void d.dismiss()))
+    page.on('dialog', (d) => {
+      problems.push(`dialog: ${d.message()}`)
+      void d.dismiss()
+    })
     page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`))
     page.on('pageerror', (e) => problems.push(`error: ${e.message}`))
     page.on('request', (r) => new URL(r.url()).origin !== origin && problems.push(`request: ${r.url()}`))

@@ -31,12 +31,25 @@ export async function fakeUpstream(t: Teardown, fallback: Behaviour) {
         aborted: false,
       }
       seen.push(s)
-      closed.push(new Promise((ok) => res.once('close', () => ((s.aborted = !res.writableFinished), ok()))))
+      closed.push(
+        new Promise((ok) =>
+          res.once('close', () => {
+            s.aborted = !res.writableFinished
+            ok()
+          })
+        )
+      )
       ;(queue.shift() ?? fallback)(req, res, s)
     })
   })
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok))
-  t.teardown(() => new Promise<void>((ok) => (server.closeAllConnections(), server.close(() => ok()))))
+  t.teardown(
+    () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections()
+        server.close(() => ok())
+      })
+  )
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
     url,

@@ -28,7 +28,12 @@ export const logLines: string[] = []
 
 export function captureLogger(level: Config['LOG_LEVEL'] = 'debug'): Logger & { lines: string[] } {
   const lines: string[] = []
-  const sink = { write: (l: string) => (lines.push(l), logLines.push(l)) }
+  const sink = {
+    write: (l: string) => {
+      lines.push(l)
+      logLines.push(l)
+    },
+  }
   return Object.assign(createLogger(level, sink, sink), { lines })
 }
 
@@ -106,7 +111,11 @@ let built: Promise<string> | undefined
 const spawned = new Set<ReturnType<typeof spawn>>()
 const killAll = () => spawned.forEach((c) => c.exitCode === null && c.kill('SIGKILL'))
 process.once('exit', killAll)
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => (killAll(), process.exit(1)))
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.once(signal, () => {
+    killAll()
+    process.exit(1)
+  })
 
 // Builds the bundle once per test process into a temporary directory and returns the path of studio.mjs.
 export function buildBundle(t: Teardown): Promise<string> {
@@ -137,7 +146,10 @@ export async function spawnServer(t: Teardown, env: Record<string, string>, cwd 
   let output = ''
   child.stderr.on('data', (d) => (output += d))
   const exited = new Promise<number | null>((ok) => child.once('exit', ok))
-  const stop = (signal: NodeJS.Signals = 'SIGTERM') => (child.exitCode === null && child.kill(signal), exited)
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null) child.kill(signal)
+    return exited
+  }
   // Before waiting: a server that never says it listens is killed too, not left running after the test.
   t.teardown(() => stop('SIGKILL'))
   const url = await new Promise<string>((ok, fail) => {

@@ -27,7 +27,10 @@ export function conforms(value: unknown, schema: Schema, root: Schema, at = ''):
 
 type Keyword = (v: unknown, s: any, schema: Schema, root: Schema, at: string, fail: (m: string) => void) => string[]
 const none: string[] = []
-const check = (ok: boolean, fail: () => void) => (ok || fail(), none)
+const check = (ok: boolean, fail: () => void) => {
+  if (!ok) fail()
+  return none
+}
 const length = (v: unknown) => (typeof v === 'string' ? [...v].length : Array.isArray(v) ? v.length : null)
 
 const KEYWORDS: Record<string, Keyword> = {
@@ -47,8 +50,10 @@ const KEYWORDS: Record<string, Keyword> = {
   oneOf: (v, list: Schema[], _s, root, at, fail) =>
     check(list.filter((s) => conforms(v, s, root, at).length === 0).length === 1, () => fail('not exactly one oneOf')),
   allOf: (v, list: Schema[], _s, root, at) => list.flatMap((s) => conforms(v, s, root, at)),
-  required: (v, names: string[], _s, _r, _a, fail) =>
-    isType(v, 'object') ? (names.filter((n) => !(n in (v as object))).forEach((n) => fail(`lacks ${n}`)), none) : none,
+  required: (v, names: string[], _s, _r, _a, fail) => {
+    if (isType(v, 'object')) for (const n of names) if (!(n in (v as object))) fail(`lacks ${n}`)
+    return none
+  },
   properties: (v, props: Record<string, Schema>, _s, root, at) =>
     isType(v, 'object')
       ? Object.entries(props).flatMap(([n, s]) =>

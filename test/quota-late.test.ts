@@ -40,7 +40,15 @@ async function setup(t: Test, email: string, thirdFails: boolean) {
   await taken
   const used = async () =>
     (await other<{ used: number }[]>`select used from quota_usage where account_id = ${account_id}`)[0].used
-  return { s, post, unlock: async () => (release(), await locked), used }
+  return {
+    s,
+    post,
+    unlock: async () => {
+      release()
+      await locked
+    },
+    used,
+  }
 }
 
 t.test('shutdown waits for a late reservation and gives its unit back', { skip }, async (t) => {

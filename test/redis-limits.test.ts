@@ -13,7 +13,10 @@ const skip = haveRedis ? false : 'redis-server is not installed (.ci/run install
 t.test('the Redis window is exact under concurrent hits', { skip }, async (t) => {
   const requests = new SlidingWindow(20, 60_000)
   const authFailures = new SlidingWindow(5, 60_000)
-  t.teardown(() => (requests.close(), authFailures.close()))
+  t.teardown(() => {
+    requests.close()
+    authFailures.close()
+  })
   const metrics = createMetrics()
   const log = captureLogger()
   const limits = await openRedisLimits({
@@ -50,7 +53,10 @@ t.test('the Redis window is exact under concurrent hits', { skip }, async (t) =>
 async function limitsOnRedis(t: Test, windowMs: number) {
   const requests = new SlidingWindow(3, windowMs)
   const authFailures = new SlidingWindow(3, windowMs)
-  t.teardown(() => (requests.close(), authFailures.close()))
+  t.teardown(() => {
+    requests.close()
+    authFailures.close()
+  })
   const url = await testRedis(t)
   const prefix = uniquePrefix()
   const opts = { url, timeoutMs: 1000, prefix, requests, authFailures, log: captureLogger(), metrics: createMetrics() }

@@ -18,7 +18,10 @@ export const uniquePrefix = () => `studio-test:${process.pid}:${Math.random().to
 function pings(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((ok) => {
     const socket = connect(port, host)
-    const done = (answer: boolean) => (socket.destroy(), ok(answer))
+    const done = (answer: boolean) => {
+      socket.destroy()
+      ok(answer)
+    }
     socket.setTimeout(1000, () => done(false))
     socket.once('error', () => done(false))
     socket.once('connect', () => socket.write('PING\r\n'))

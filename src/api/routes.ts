@@ -28,7 +28,10 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
   let size = 0
   const drop = (accountId: string) => {
     const entries = cache.get(accountId)
-    if (entries) (size -= entries.size), cache.delete(accountId)
+    if (entries) {
+      size -= entries.size
+      cache.delete(accountId)
+    }
   }
   quota.onChange(drop)
   keys.onAccountChange(drop)
@@ -62,7 +65,10 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
     const held = Math.min(heldBefore, quota.held(principal.accountId))
     const status = quota.status(row.plan, Math.max(0, row.used - held))
     const json = JSON.stringify({ user, plan: row.plan, quota: status })
-    if (size >= ME_MAX_CACHED) cache.clear(), (size = 0)
+    if (size >= ME_MAX_CACHED) {
+      cache.clear()
+      size = 0
+    }
     let entries = cache.get(principal.accountId)
     if (!entries) cache.set(principal.accountId, (entries = new Map()))
     if (!entries.has(who)) size++

@@ -33,7 +33,10 @@ export async function serve(config: Config, io: Io): Promise<number> {
       log.info('shutting down', { signal })
       service.close().then(
         () => done(0),
-        (e) => (log.error('shutdown failed', {}, e), done(1))
+        (e) => {
+          log.error('shutdown failed', {}, e)
+          done(1)
+        }
       )
     }
     if (early) onSignal(early)

@@ -147,7 +147,10 @@ async function leadDetail(deps: DashboardDeps, ctx: PageCtx) {
 // Resolves once the response can take more (or is gone), leaving no listener behind.
 const writable = (res: PageCtx['res']) =>
   new Promise<void>((ok) => {
-    const done = () => (res.off('drain', done), res.off('close', done), ok())
+    const done = () => {
+      res.off('drain', done).off('close', done)
+      ok()
+    }
     res.on('drain', done).on('close', done)
   })
 

@@ -97,7 +97,12 @@ function checkShape(text: string) {
     if (c === QUOTE) {
       const start = i
       let escaped = false
-      for (i++; text.charCodeAt(i) !== QUOTE; i++) if (text.charCodeAt(i) === BACKSLASH) (escaped = true), i++
+      for (i++; text.charCodeAt(i) !== QUOTE; i++) {
+        if (text.charCodeAt(i) === BACKSLASH) {
+          escaped = true
+          i++
+        }
+      }
       let next = i + 1
       while (isSpace(text.charCodeAt(next))) next++
       if (text.charCodeAt(next) !== COLON) continue

@@ -19,7 +19,10 @@ export class Router<R> {
       return this
     }
     const keys: string[] = []
-    const source = path.replace(/:(\w+)/g, (_, k: string) => (keys.push(k), '([^/]+)'))
+    const source = path.replace(/:(\w+)/g, (_, k: string) => {
+      keys.push(k)
+      return '([^/]+)'
+    })
     // RegExp.source escapes '/', so two methods of one path are matched on the compiled source.
     const pattern = new RegExp(`^${source}$`)
     let entry = this.patterns.find((e) => e.pattern.source === pattern.source)

@@ -23,7 +23,10 @@ export interface LimitersDeps {
 export async function openLimiters(config: Config, deps: LimitersDeps): Promise<Limiters> {
   const requests = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, deps.clock)
   const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, deps.clock)
-  const closeMemory = () => (requests.close(), authFailures.close())
+  const closeMemory = () => {
+    requests.close()
+    authFailures.close()
+  }
   if (!config.STUDIO_REDIS_URL)
     return { limiter: requests, authFailures, store: () => 'memory', close: async () => closeMemory() }
   // Loaded only when configured: the Redis client is most of the code behind it, and most servers never need it.

@@ -57,8 +57,14 @@ function within<T>(reply: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer within ${ms} ms`))), ms)
     reply.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e) => (clearTimeout(timer), reject(e))
+      (v) => {
+        clearTimeout(timer)
+        resolve(v)
+      },
+      (e) => {
+        clearTimeout(timer)
+        reject(e)
+      }
     )
   })
 }
@@ -68,7 +74,10 @@ const readyWithin = (client: Redis, ms: number) =>
   new Promise<void>((ok) => {
     if (client.status === 'ready') return ok()
     const timer = setTimeout(ok, ms)
-    client.once('ready', () => (clearTimeout(timer), ok()))
+    client.once('ready', () => {
+      clearTimeout(timer)
+      ok()
+    })
   })
 
 // The limiters over Redis. A call that fails, or is not answered within `timeoutMs`, is decided by the in-memory
@@ -128,7 +137,10 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
   function shared(memory: SlidingWindow, space: string): RateLimiter {
     const { limit, windowMs } = memory
     const args = [String(limit), String(windowMs)]
-    const inMemory = (key: string, hit: boolean) => (fellBack(), hit ? memory.hit(key) : memory.check(key))
+    const inMemory = (key: string, hit: boolean) => {
+      fellBack()
+      return hit ? memory.hit(key) : memory.check(key)
+    }
     const local = (p: Pending) => p.done(inMemory(p.key, p.hit))
     let batch: Pending[] = []
     function flush() {
@@ -149,7 +161,10 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
             p.done(v)
           }
         },
-        (e) => (enter(e), sent.forEach(local))
+        (e) => {
+          enter(e)
+          sent.forEach(local)
+        }
       )
     }
     const ask = (key: string, hit: boolean): Verdict | Promise<Verdict> => {

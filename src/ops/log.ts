@@ -27,7 +27,10 @@ function bufferedSink(sink: { write(chunk: Uint8Array): unknown }, { flushMs = 2
   let used = 0
   let timer: NodeJS.Timeout | null = null
   const flush = () => {
-    if (timer) clearTimeout(timer), (timer = null)
+    if (timer) {
+      clearTimeout(timer)
+      timer = null
+    }
     if (used === 0) return
     const out = Buffer.from(staged.subarray(0, used))
     used = 0
@@ -53,7 +56,10 @@ let isoAt = 0
 let iso = ''
 const nowIso = () => {
   const now = Date.now()
-  if (now !== isoAt) (isoAt = now), (iso = new Date(now).toISOString())
+  if (now !== isoAt) {
+    isoAt = now
+    iso = new Date(now).toISOString()
+  }
   return iso
 }
 
@@ -63,8 +69,11 @@ let headMsg = ''
 let head = ''
 const infoHead = (msg: string) => {
   const iso = nowIso()
-  if (iso !== headIso || msg !== headMsg)
-    (headIso = iso), (headMsg = msg), (head = `{"time":"${iso}","level":"info","msg":${JSON.stringify(msg)},`)
+  if (iso !== headIso || msg !== headMsg) {
+    headIso = iso
+    headMsg = msg
+    head = `{"time":"${iso}","level":"info","msg":${JSON.stringify(msg)},`
+  }
   return head
 }
 

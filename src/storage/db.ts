@@ -46,8 +46,16 @@ export function withTimeout<T>(query: Promise<T>, ms: number, onLate: (late: T) 
       query.then(onLate).catch(() => {})
     }, ms)
     query.then(
-      (v) => late || (clearTimeout(timer), resolve(v)),
-      (e) => late || (clearTimeout(timer), reject(e))
+      (v) => {
+        if (late) return
+        clearTimeout(timer)
+        resolve(v)
+      },
+      (e) => {
+        if (late) return
+        clearTimeout(timer)
+        reject(e)
+      }
     )
   })
 }
@@ -65,8 +73,14 @@ function withDeadline(sql: Sql, ms: number): Sql {
     query.handler = (self) => {
       const { resolve, reject } = self
       const timer = setTimeout(() => reject(deadlineError(ms)), ms)
-      self.resolve = (x) => (clearTimeout(timer), resolve(x))
-      self.reject = (e) => (clearTimeout(timer), reject(e))
+      self.resolve = (x) => {
+        clearTimeout(timer)
+        resolve(x)
+      }
+      self.reject = (e) => {
+        clearTimeout(timer)
+        reject(e)
+      }
       run(self)
     }
     return q

@@ -17,7 +17,10 @@ export interface EmbeddedServer {
 export async function socketAnswers(path: string): Promise<boolean> {
   return new Promise((done) => {
     const s = connect(path)
-    s.once('connect', () => (s.destroy(), done(true)))
+    s.once('connect', () => {
+      s.destroy()
+      done(true)
+    })
     s.once('error', () => done(false))
   })
 }
@@ -116,9 +119,11 @@ class ExclusiveQueue {
   }
 
   clearQueueForHandler(handlerId: number) {
-    this.queue = this.queue.filter(
-      (i) => i.handlerId !== handlerId || (i.reject(new Error('client disconnected')), false)
-    )
+    this.queue = this.queue.filter((i) => {
+      if (i.handlerId !== handlerId) return true
+      i.reject(new Error('client disconnected'))
+      return false
+    })
   }
 
   async clearTransactionIfNeeded(handlerId: number) {

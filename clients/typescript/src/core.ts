@@ -62,8 +62,14 @@ const retryableStatus = (status: number, code: string | undefined) =>
 function sleep(ms: number, signal: AbortSignal | undefined) {
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(aborted(signal))
-    const onAbort = () => (clearTimeout(timer), reject(aborted(signal!)))
-    const timer = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), ms)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(aborted(signal!))
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 }
@@ -76,7 +82,10 @@ async function attempt(t: Transport, req: Request, opts: RequestOptions): Promis
   const controller = new AbortController()
   const timeout = opts.timeout ?? t.timeout
   let timedOut = false
-  const timer = setTimeout(() => ((timedOut = true), controller.abort()), timeout)
+  const timer = setTimeout(() => {
+    timedOut = true
+    controller.abort()
+  }, timeout)
   const onAbort = () => controller.abort()
   opts.signal?.addEventListener('abort', onAbort, { once: true })
   const headers: Record<string, string> = {
