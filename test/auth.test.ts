@@ -1,7 +1,7 @@
 import t from 'tap'
 import { crc32 as zlibCrc32 } from 'node:zlib'
 import { checksumOf, crc32, generateKey, parseKey } from '../src/accounts/keys.js'
-import { issueKey, startTestServer } from './helpers.js'
+import { issueKey, startTestServer } from './support/helpers.js'
 
 const s = await startTestServer(t)
 const key = await issueKey(s.db.sql, { email: 'auth@example.com' })

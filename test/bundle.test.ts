@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
-import { buildBundle, issuedKeys, spawnServer, testDatabase } from './helpers.js'
+import { buildBundle, issuedKeys, spawnServer, testDatabase } from './support/helpers.js'
 
 const exec = promisify(execFile)
 const dir = mkdtempSync(join(tmpdir(), 'studio-bundle-run-'))

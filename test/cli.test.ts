@@ -1,6 +1,6 @@
 import t from 'tap'
 import { run } from '../src/cli/cli.js'
-import { issuedKeys, testDatabase } from './helpers.js'
+import { issuedKeys, testDatabase } from './support/helpers.js'
 
 const dbEnv = await testDatabase(t)
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { clientServers, QUOTA } from './client-servers.js'
+import { clientServers, QUOTA } from './support/client-servers.js'
 
 // The Python client's pytest suite (clients/python/tests) against the servers this file starts, with the interpreter
 // STUDIO_PYTHON: .ci/run sets it to a fresh virtual environment where it ran `pip install clients/python` (the clean

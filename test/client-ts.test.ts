@@ -17,7 +17,7 @@ import {
   Studio,
   type StudioError,
 } from '../clients/typescript/src/index.js'
-import { clientServers, QUOTA } from './client-servers.js'
+import { clientServers, QUOTA } from './support/client-servers.js'
 
 const exec = promisify(execFile)
 const s = await clientServers(t)

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { anthropicMessage, fakeUpstream, garbage, hang, json, reset } from './fake-upstream.js'
-import { spawnServer, startTestServer, testDatabase } from './helpers.js'
+import { anthropicMessage, fakeUpstream, garbage, hang, json, reset } from './support/fake-upstream.js'
+import { spawnServer, startTestServer, testDatabase } from './support/helpers.js'
 
 const dbEnv = await testDatabase(t)
 const hello = { messages: [{ role: 'user', content: 'hi' }] }

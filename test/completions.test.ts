@@ -1,6 +1,14 @@
 import t from 'tap'
-import { anthropicMessage, fakeUpstream, garbage, hang, json, openaiCompletion, reset } from './fake-upstream.js'
-import { logLines, startTestServer, testDatabase } from './helpers.js'
+import {
+  anthropicMessage,
+  fakeUpstream,
+  garbage,
+  hang,
+  json,
+  openaiCompletion,
+  reset,
+} from './support/fake-upstream.js'
+import { logLines, startTestServer, testDatabase } from './support/helpers.js'
 
 const UPSTREAM_KEY = 'sk-ant-test-secret-0123456789'
 const dbEnv = await testDatabase(t)

@@ -1,8 +1,8 @@
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { hasChromium, openBrowser } from './browser.js'
-import { PASSWORD, signinLink } from './dashboard-client.js'
-import { startTestServer, testDatabase } from './helpers.js'
+import { hasChromium, openBrowser } from './support/browser.js'
+import { PASSWORD, signinLink } from './support/dashboard-client.js'
+import { startTestServer, testDatabase } from './support/helpers.js'
 
 // The dashboard in a real browser (Debian's Chromium through playwright-core).
 if (!hasChromium()) t.fail('no /usr/bin/chromium: apt-get install -y chromium (.ci/run does)')

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { Browser, signInWithLink, signinLink } from './dashboard-client.js'
-import { startTestServer, testDatabase } from './helpers.js'
+import { Browser, signInWithLink, signinLink } from './support/dashboard-client.js'
+import { startTestServer, testDatabase } from './support/helpers.js'
 
 const dbEnv = await testDatabase(t)
 const server = await startTestServer(t, {}, { dbEnv })

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { generateKey } from '../src/accounts/keys.js'
-import { issueKey, startTestServer } from './helpers.js'
-import { havePostgres, privatePostgres } from './pg.js'
+import { issueKey, startTestServer } from './support/helpers.js'
+import { havePostgres, privatePostgres } from './support/pg.js'
 
 // PostgreSQL stops under a running server: a PostgreSQL this test starts itself, never the machine's shared one.
 

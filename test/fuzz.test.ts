@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { Agent, request } from 'node:http'
 import t from 'tap'
-import { issueKey, startTestServer } from './helpers.js'
-import { rawRequest } from './raw.js'
-import { recordResponse } from './responses.js'
+import { issueKey, startTestServer } from './support/helpers.js'
+import { rawRequest } from './support/raw.js'
+import { recordResponse } from './support/responses.js'
 
 // Generated bodies and headers thrown at every endpoint of the live server: never a 500, always the Error body on
 // errors, never a stack trace, the security headers on every answer, and the process still answers. Runs are bounded

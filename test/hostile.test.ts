@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { issueKey, startTestServer } from './helpers.js'
-import { errorCode, head, rawRequest } from './raw.js'
+import { issueKey, startTestServer } from './support/helpers.js'
+import { errorCode, head, rawRequest } from './support/raw.js'
 
 // Hostile input: every case gets the Error body with the right status, the server stays up, nothing is half-written.
 

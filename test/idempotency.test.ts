@@ -1,6 +1,6 @@
 import t from 'tap'
-import { issueKey, startTestServer } from './helpers.js'
-import { head, rawRequest } from './raw.js'
+import { issueKey, startTestServer } from './support/helpers.js'
+import { head, rawRequest } from './support/raw.js'
 
 const s = await startTestServer(t)
 const sql = s.db.sql

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { run } from '../src/cli/cli.js'
 import { parseDuration } from '../src/ops/duration.js'
-import { issuedKeys, startTestServer } from './helpers.js'
+import { issuedKeys, startTestServer } from './support/helpers.js'
 
 const HOUR = 3600_000
 let offset = 0

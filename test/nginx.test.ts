@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { issueKey, openTestDatabase, spawnServer, testDatabase } from './helpers.js'
-import { freePort } from './pg.js'
-import { haveRedis, testRedis, uniquePrefix } from './redis.js'
+import { issueKey, openTestDatabase, spawnServer, testDatabase } from './support/helpers.js'
+import { freePort } from './support/pg.js'
+import { haveRedis, testRedis, uniquePrefix } from './support/redis.js'
 
 // contrib/nginx.conf works as shipped: two instances behind it (addresses and port rewritten), one limit for both.
 

@@ -1,6 +1,6 @@
 import t, { type Test as Tap } from 'tap'
 import { createMetrics } from '../src/ops/metrics.js'
-import { issuedKeys, logLines, startTestServer } from './helpers.js'
+import { issuedKeys, logLines, startTestServer } from './support/helpers.js'
 
 const s = await startTestServer(t, { STUDIO_METRICS_PORT: '0' })
 const key = await s.key({ email: 'ops@example.com' })

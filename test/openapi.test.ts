@@ -6,8 +6,8 @@ import { promisify } from 'node:util'
 import createClient from 'openapi-fetch'
 import t from 'tap'
 import type { paths } from '../clients/typescript/src/openapi.js'
-import { CLIENT_TYPES, clientTypes } from './client-types.js'
-import { issueKey, startTestServer } from './helpers.js'
+import { CLIENT_TYPES, clientTypes } from './support/client-types.js'
+import { issueKey, startTestServer } from './support/helpers.js'
 
 const run = promisify(execFile)
 const s = await startTestServer(t)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { run } from '../src/cli/cli.js'
-import { anthropicMessage, fakeUpstream, json } from './fake-upstream.js'
-import { spawnServer, startTestServer, testDatabase } from './helpers.js'
+import { anthropicMessage, fakeUpstream, json } from './support/fake-upstream.js'
+import { spawnServer, startTestServer, testDatabase } from './support/helpers.js'
 
 const dbEnv = await testDatabase(t)
 const hello = { messages: [{ role: 'user', content: 'hi' }] }

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { startTestServer, testDatabase, type TestServer } from './helpers.js'
-import { haveRedis, privateRedis, uniquePrefix } from './redis.js'
+import { startTestServer, testDatabase, type TestServer } from './support/helpers.js'
+import { haveRedis, privateRedis, uniquePrefix } from './support/redis.js'
 
 // Redis down or slow is not an outage: each process falls back to its in-memory limiter (logged once, counted,
 // shown in /readyz), no request fails, and the shared limit resumes when Redis answers again.

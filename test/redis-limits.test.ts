@@ -3,8 +3,15 @@ import t, { type Test } from 'tap'
 import { SlidingWindow } from '../src/limits/limits.js'
 import { openRedisLimits } from '../src/limits/redis.js'
 import { createMetrics } from '../src/ops/metrics.js'
-import { captureLogger, issueKey, openTestDatabase, spawnServer, startTestServer, testDatabase } from './helpers.js'
-import { haveRedis, testRedis, uniquePrefix } from './redis.js'
+import {
+  captureLogger,
+  issueKey,
+  openTestDatabase,
+  spawnServer,
+  startTestServer,
+  testDatabase,
+} from './support/helpers.js'
+import { haveRedis, testRedis, uniquePrefix } from './support/redis.js'
 
 // The rate limits shared through Redis: exact across processes, with the same RateLimit headers as in memory.
 

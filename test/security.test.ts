@@ -4,8 +4,8 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { run } from '../src/cli/cli.js'
 import { checksumOf, generateKey } from '../src/accounts/keys.js'
-import { issueKey, issuedKeys, logLines, startTestServer } from './helpers.js'
-import { head, rawRequest } from './raw.js'
+import { issueKey, issuedKeys, logLines, startTestServer } from './support/helpers.js'
+import { head, rawRequest } from './support/raw.js'
 
 const s = await startTestServer(t)
 const sql = s.db.sql

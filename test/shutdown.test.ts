@@ -3,7 +3,7 @@ import t from 'tap'
 import { parseConfig } from '../src/ops/config.js'
 import { openDatabase, type Sql } from '../src/storage/db.js'
 import { generateKey } from '../src/accounts/keys.js'
-import { issueKey, issuedKeys, testDatabase } from './helpers.js'
+import { issueKey, issuedKeys, testDatabase } from './support/helpers.js'
 
 // SIGTERM under load: the server (a process of its own) stops accepting, finishes what is in flight, flushes pending
 // writes and exits 0; every lead answered 201 is in the database, and none that was not.

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { run } from '../src/cli/cli.js'
 import { usageMonth } from '../src/accounts/usage.js'
-import { issueKey, openTestDatabase, testDatabase } from './helpers.js'
+import { issueKey, openTestDatabase, testDatabase } from './support/helpers.js'
 
 async function cli(env: Record<string, string>, args: string[]) {
   const out: string[] = []

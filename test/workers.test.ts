@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process'
 import { request } from 'node:http'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { buildBundle, issueKey, openTestDatabase, spawnServer, testDatabase } from './helpers.js'
-import { havePostgres, privatePostgres } from './pg.js'
-import { haveRedis, testRedis, uniquePrefix } from './redis.js'
+import { buildBundle, issueKey, openTestDatabase, spawnServer, testDatabase } from './support/helpers.js'
+import { havePostgres, privatePostgres } from './support/pg.js'
+import { haveRedis, testRedis, uniquePrefix } from './support/redis.js'
 
 // STUDIO_WORKERS=2: one port, two worker processes, a dead worker replaced, SIGTERM drains them all; and the
 // configurations that must refuse to start. Over PostgreSQL (a private one when DATABASE_URL is unset: the

@@ -1,4 +1,4 @@
-import { run } from '../src/cli/cli.js'
+import { run } from '../../src/cli/cli.js'
 
 // A browser stand-in for the dashboard's HTTP tests: keeps the session cookie, sends forms with the page's Origin,
 // never follows redirects (so each 303 can be checked).

@@ -16,7 +16,7 @@ export interface Recorded {
   complete: boolean
 }
 
-const RESPONSES_DIR = new URL('../.tap/responses/', import.meta.url).pathname
+const RESPONSES_DIR = new URL('../../.tap/responses/', import.meta.url).pathname
 const mine = join(RESPONSES_DIR, `${process.pid}.jsonl`)
 const file = process.argv[1] ?? ''
 

@@ -1,9 +1,9 @@
 // npm run gen:client — regenerates the TypeScript client's types (clients/typescript/src/openapi.ts) from the
 // OpenAPI document the server serves.
 import { writeFileSync } from 'node:fs'
-import { buildOpenApi } from '../src/api/openapi.js'
-import { parseConfig } from '../src/ops/config.js'
-import { adapterFor, apiRoutes } from '../src/service.js'
+import { buildOpenApi } from '../../src/api/openapi.js'
+import { parseConfig } from '../../src/ops/config.js'
+import { adapterFor, apiRoutes } from '../../src/service.js'
 import { CLIENT_TYPES, clientTypes } from './client-types.js'
 
 const doc = buildOpenApi(
