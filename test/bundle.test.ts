@@ -4,13 +4,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
-import { buildBundle, issuedKeys, spawnServer, testDatabase } from './support/helpers.js'
+import { buildBundle } from './support/bundle.js'
+import { testDatabase } from './support/database.js'
+import { spawnServer } from './support/processes.js'
+import { issuedKeys } from './support/server.js'
 
 const exec = promisify(execFile)
 const dir = mkdtempSync(join(tmpdir(), 'studio-bundle-run-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const bin = await buildBundle(t)
-const serve = (env: Record<string, string>) => spawnServer(t, env, dir)
+const serve = (env: Record<string, string>) => spawnServer(t, env, { cwd: dir })
 
 const cli = (args: string[], env: Record<string, string>) =>
   exec(process.execPath, [bin, ...args], { cwd: dir, env: { PATH: process.env.PATH, ...env } })

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { run } from '../src/cli/cli.js'
-import { issuedKeys, testDatabase } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { issuedKeys } from './support/server.js'
 
 const dbEnv = await testDatabase(t)
 

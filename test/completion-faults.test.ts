@@ -1,6 +1,9 @@
 import t from 'tap'
 import { anthropicMessage, fakeUpstream, garbage, hang, json, reset } from './support/fake-upstream.js'
-import { spawnServer, startTestServer, testDatabase } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { spawnServer } from './support/processes.js'
+import { startTestServer } from './support/server.js'
+import { eventually } from './support/eventually.js'
 
 const dbEnv = await testDatabase(t)
 const hello = { messages: [{ role: 'user', content: 'hi' }] }
@@ -58,7 +61,7 @@ t.test('SIGTERM with upstream calls in flight: they finish, records are flushed,
       .then((r) => r.status)
       .catch(() => 0)
   )
-  for (let i = 0; i < 100 && upstream.seen.length < 20; i++) await new Promise((r) => setTimeout(r, 20))
+  await eventually(() => upstream.seen.length >= 20, { what: '20 calls at the upstream' })
   t.equal(upstream.seen.length, 20, 'all 20 are at the upstream')
   const exited = server.stop('SIGTERM')
   const statuses = await Promise.all(inflight)

@@ -8,7 +8,9 @@ import {
   openaiCompletion,
   reset,
 } from './support/fake-upstream.js'
-import { logLines, startTestServer, testDatabase } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { logLines, startTestServer } from './support/server.js'
+import { eventually } from './support/eventually.js'
 
 const UPSTREAM_KEY = 'sk-ant-test-secret-0123456789'
 const dbEnv = await testDatabase(t)
@@ -31,12 +33,11 @@ const complete = (body: unknown, init: RequestInit = {}) =>
   s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: body, ...init })
 
 async function recorded(outcome: string, where: (row: Record<string, any>) => boolean = () => true) {
-  for (let i = 0; i < 100; i++) {
+  const found = async () => {
     const rows = (await sql`select * from completions where outcome = ${outcome} order by id`).filter(where)
-    if (rows.length) return rows
-    await new Promise((r) => setTimeout(r, 50))
+    return rows.length > 0 && rows
   }
-  throw new Error(`no completion recorded with outcome ${outcome}`)
+  return eventually(found, { what: `a completion recorded with outcome ${outcome}` })
 }
 
 t.beforeEach(() => {
@@ -253,7 +254,7 @@ t.test('a client that disconnects aborts its upstream call', async (t) => {
   anthropic.next(hang)
   const ac = new AbortController()
   const pending = complete(hello, { signal: ac.signal }).catch((e) => e)
-  for (let i = 0; i < 100 && anthropic.seen.length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+  await eventually(() => anthropic.seen.length > 0, { what: 'the call at the upstream' })
   t.equal(anthropic.seen.length, 1)
   ac.abort()
   await pending

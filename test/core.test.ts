@@ -1,5 +1,5 @@
 import t from 'tap'
-import { issueKey, startTestServer } from './support/helpers.js'
+import { issueKey, startTestServer } from './support/server.js'
 
 const s = await startTestServer(t)
 const sql = s.db.sql

@@ -2,7 +2,9 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import { hasChromium, openBrowser } from './support/browser.js'
 import { PASSWORD, signinLink } from './support/dashboard-client.js'
-import { startTestServer, testDatabase } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { startTestServer } from './support/server.js'
+import { eventually } from './support/eventually.js'
 
 // The dashboard in a real browser (Debian's Chromium through playwright-core).
 if (!hasChromium()) t.fail('no /usr/bin/chromium: apt-get install -y chromium (.ci/run does)')
@@ -30,14 +32,8 @@ async function run() {
   async function me(key: string) {
     return (await server.fetch('/api/v1/me', { key })).status
   }
-  async function refusedWithin(key: string, ms: number) {
-    const deadline = Date.now() + ms
-    while (Date.now() < deadline) {
-      if ((await me(key)) === 401) return true
-      await new Promise((ok) => setTimeout(ok, 50))
-    }
-    return false
-  }
+  const refusedWithin = (key: string, timeout: number) =>
+    eventually(async () => (await me(key)) === 401, { timeout, what: 'GET /me refused' }).catch(() => false)
 
   const context = await openBrowser(t)
   const page = await context.newPage()

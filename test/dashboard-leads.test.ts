@@ -1,6 +1,7 @@
 import t from 'tap'
 import { Browser, signInWithLink, signinLink } from './support/dashboard-client.js'
-import { startTestServer, testDatabase } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { startTestServer } from './support/server.js'
 
 const dbEnv = await testDatabase(t)
 const server = await startTestServer(t, {}, { dbEnv })

@@ -1,20 +1,22 @@
 import t from 'tap'
 import { Browser, csrfOf, PASSWORD, signInWithLink, signinLink } from './support/dashboard-client.js'
-import { startTestServer, testDatabase } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { startTestServer } from './support/server.js'
+import { eventually } from './support/eventually.js'
 
 const dbEnv = await testDatabase(t)
 const server = await startTestServer(t, {}, { dbEnv })
 const env = { STUDIO_PUBLIC_URL: server.url }
-// GET /me with the key until it is refused (servers poll for revocations twice a second), or 3 s have passed.
-async function refused(key: string) {
-  const deadline = Date.now() + 3000
-  let status = 200
-  while (status === 200 && Date.now() < deadline) {
-    await new Promise((ok) => setTimeout(ok, 50))
-    status = (await server.fetch('/api/v1/me', { key })).status
-  }
-  return status
-}
+// GET /me with the key until it is refused (servers poll for revocations twice a second), or 3 s have passed: the
+// first status other than 200.
+const refused = (key: string) =>
+  eventually(
+    async () => {
+      const { status } = await server.fetch('/api/v1/me', { key })
+      return status !== 200 && status
+    },
+    { timeout: 3000, what: 'GET /me refused' }
+  )
 const link = (email: string, ...more: string[]) => signinLink(dbEnv, env, ['--email', email, ...more])
 
 t.test('pages carry the security headers; / and /dashboard redirect; signed out means the sign-in page', async (t) => {

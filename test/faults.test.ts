@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import { generateKey } from '../src/accounts/keys.js'
-import { issueKey, startTestServer } from './support/helpers.js'
+import { issueKey, startTestServer } from './support/server.js'
 import { havePostgres, privatePostgres } from './support/pg.js'
+import { eventually } from './support/eventually.js'
 
 // PostgreSQL stops under a running server: a PostgreSQL this test starts itself, never the machine's shared one.
 
@@ -45,30 +46,18 @@ if (!havePostgres) {
   // so the retries cannot store it twice.
   let retry = 0
   async function recovers(t: Test) {
-    const until = async (ok: () => Promise<boolean>) => {
-      for (let i = 0; i < 100; i++) {
-        if (await ok()) return true
-        await new Promise((r) => setTimeout(r, 100))
-      }
-      return false
-    }
-    t.ok(await until(async () => (await call('/readyz')).status === 200), 'ready again, by itself')
-    t.ok(await until(async () => (await call('/api/v1/me', { key })).status === 200), 'GET /me again')
+    const until = <T>(ok: () => Promise<T>, what: string) => eventually(ok, { interval: 100, what })
+    const ready = async () => (await call('/readyz')).status === 200
+    t.ok(await until(ready, 'ready again'), 'ready again, by itself')
+    t.ok(await until(async () => (await call('/api/v1/me', { key })).status === 200, 'GET /me'), 'GET /me again')
     const idem = `recover-${++retry}`
-    let after: Awaited<ReturnType<typeof call>> | undefined
-    t.ok(
-      await until(
-        async () =>
-          (after = await call('/api/v1/leads', {
-            method: 'POST',
-            key,
-            json: lead,
-            headers: { 'idempotency-key': idem },
-          })).status === 201
-      ),
-      'POST /leads again'
-    )
-    if (after?.status === 201) created.push(after.body.id)
+    const stored = async () => {
+      const r = await call('/api/v1/leads', { method: 'POST', key, json: lead, headers: { 'idempotency-key': idem } })
+      return r.status === 201 && r
+    }
+    const after = await until(stored, 'POST /leads')
+    t.equal(after.status, 201, 'POST /leads again')
+    created.push(after.body.id)
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from leads where idempotency_key = ${idem}`
     t.equal(n, 1, 'one lead for all the retries')
   }

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { Agent, request } from 'node:http'
 import t from 'tap'
-import { issueKey, startTestServer } from './support/helpers.js'
+import { issueKey, startTestServer } from './support/server.js'
 import { rawRequest } from './support/raw.js'
 import { recordResponse } from './support/responses.js'
 

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { issueKey, startTestServer } from './support/helpers.js'
+import { issueKey, startTestServer } from './support/server.js'
 import { errorCode, head, rawRequest } from './support/raw.js'
 
 // Hostile input: every case gets the Error body with the right status, the server stays up, nothing is half-written.
@@ -11,10 +11,7 @@ const other = await issueKey(sql, { email: 'other@example.com' })
 const auth = `Bearer ${key}`
 const lead = { name: 'Ann', email: 'ann@example.com', service: 'audit', message: 'Hello' }
 // Another server (other settings) over the same database.
-const sameDb = {
-  db: s.db,
-  dbEnv: s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : ({} as Record<string, string>),
-}
+const sameDb = { db: s.db, dbEnv: s.dbEnv }
 const leads = async () => (await sql<{ n: number }[]>`select count(*)::int as n from leads`)[0].n
 
 async function post(body: string | Buffer, headers: Record<string, string> = {}) {

@@ -1,14 +1,13 @@
 import t, { type Test } from 'tap'
 import { run } from '../src/cli/cli.js'
 import { parseDuration } from '../src/ops/duration.js'
-import { issuedKeys, startTestServer } from './support/helpers.js'
+import { issuedKeys, startTestServer } from './support/server.js'
+import { eventually } from './support/eventually.js'
 
 const HOUR = 3600_000
 let offset = 0
 const s = await startTestServer(t, {}, { clock: () => Date.now() + offset })
-const dbEnv: Record<string, string> = s.config.DATABASE_URL
-  ? { DATABASE_URL: s.config.DATABASE_URL }
-  : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR }
+const { dbEnv } = s
 
 // The CLI's run(), in this process, against the running server's database, as an operator would use it.
 async function cli(args: string[]) {
@@ -28,14 +27,8 @@ const status = async (key: string) => {
 
 // A change made by another process reaches the server through its poller (every 500 ms): wait for it, without
 // assuming how long it takes beyond a generous deadline.
-async function eventually(t: Test, key: string, expected: number, what: string) {
-  const deadline = Date.now() + 10_000
-  let got = await status(key)
-  while (got !== expected && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50))
-    got = await status(key)
-  }
-  t.equal(got, expected, what)
+async function answers(t: Test, key: string, expected: number, what: string) {
+  t.equal(await eventually(async () => (await status(key)) === expected && expected, { what }), expected, what)
 }
 
 const prefixOf = (key: string) => key.split('_')[1]
@@ -107,7 +100,7 @@ t.test('keys rotate: a new key for the same account and user, the old one valid 
   t.equal(await status(old), 200, 'the old key works during the grace')
 
   offset = 2 * HOUR
-  await eventually(t, old, 401, 'the old key fails after the grace')
+  await answers(t, old, 401, 'the old key fails after the grace')
   t.equal(await status(fresh), 200, 'the new key has no expiry')
   offset = 0
   t.equal(await status(old), 200, 'and only the grace bounds the old key')
@@ -125,7 +118,7 @@ t.test('keys rotate --grace 0: the old key stops at once', async (t) => {
   t.equal(rotated.code, 0)
   t.match(rotated.out[0], /it no longer works$/)
   t.match(rotated.out[1], /no user/)
-  await eventually(t, old, 401, 'the old key is refused')
+  await answers(t, old, 401, 'the old key is refused')
   const r = await s.fetch('/api/v1/me', { key: rotated.key })
   t.match(await r.json(), { user: null, plan: 'STARTER' }, 'the new key has the same account and no user')
   t.not((await listed(prefixOf(rotated.key))).EXPIRES, '-', '--expires-in applies to the new key')
@@ -137,7 +130,7 @@ t.test('keys rotate: the default grace is 24 hours', async (t) => {
   t.equal((await cli(['keys', 'rotate', prefixOf(old)])).code, 0)
   const expires = Date.parse((await listed(prefixOf(old))).EXPIRES)
   t.ok(expires >= before + 24 * HOUR - 5000 && expires <= Date.now() + 24 * HOUR + 5000)
-  await eventually(t, old, 200, 'still works')
+  await answers(t, old, 200, 'still works')
 })
 
 t.test('keys rotate refuses unknown and revoked keys', async (t) => {
@@ -153,7 +146,7 @@ t.test('keys revoke from the CLI reaches the running server', async (t) => {
   const k = (await cli(['keys', 'create', '--email', 'revoked-live@example.com'])).key
   t.equal(await status(k), 200, 'cached as valid')
   t.equal((await cli(['keys', 'revoke', prefixOf(k)])).code, 0)
-  await eventually(t, k, 401, 'refused after the revocation')
+  await answers(t, k, 401, 'refused after the revocation')
 })
 
 t.test('keys list never shows a secret', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { SlidingWindow } from '../src/limits/limits.js'
-import { startTestServer } from './support/helpers.js'
+import { startTestServer } from './support/server.js'
 
 t.test('sliding window: exact at the window edges (injected clock)', async (t) => {
   let now = 1_000_000

@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { issueKey, openTestDatabase, spawnServer, testDatabase } from './support/helpers.js'
+import { openTestDatabase, testDatabase } from './support/database.js'
+import { spawnServer } from './support/processes.js'
+import { issueKey } from './support/server.js'
 import { freePort } from './support/pg.js'
 import { haveRedis, testRedis, uniquePrefix } from './support/redis.js'
+import { eventually } from './support/eventually.js'
 
 // contrib/nginx.conf works as shipped: two instances behind it (addresses and port rewritten), one limit for both.
 
@@ -48,13 +51,12 @@ http { access_log off; ${temp} include ${dir}/studio.conf; }`
   t.teardown(() => exec('nginx', ['-c', join(dir, 'main.conf'), '-s', 'stop']).catch(() => {}))
 
   const url = `http://127.0.0.1:${port}/api/v1/me`
-  let answered = false
-  for (let i = 0; i < 50 && !answered; i++)
-    answered = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+  const healthy = () =>
+    fetch(`http://127.0.0.1:${port}/healthz`).then(
       (r) => r.ok,
-      () => new Promise((ok) => setTimeout(() => ok(false), 100))
+      () => false
     )
-  t.ok(answered, 'nginx answers')
+  t.ok(await eventually(healthy, { interval: 100, what: 'nginx answering' }), 'nginx answers')
   const got: string[] = []
   const boots = new Set<string>()
   for (let i = 0; i < 12; i++) {

@@ -1,6 +1,7 @@
 import t, { type Test as Tap } from 'tap'
 import { createMetrics } from '../src/ops/metrics.js'
-import { issuedKeys, logLines, startTestServer } from './support/helpers.js'
+import { issuedKeys, logLines, startTestServer } from './support/server.js'
+import { eventually } from './support/eventually.js'
 
 const s = await startTestServer(t, { STUDIO_METRICS_PORT: '0' })
 const key = await s.key({ email: 'ops@example.com' })
@@ -15,12 +16,7 @@ const requestLines = () => s.log.lines.map((l) => JSON.parse(l) as Line).filter(
 // The access line is written when the response closes on the server, which may come just after the client has
 // read the answer.
 async function lineFor(id: string): Promise<Line> {
-  for (let i = 0; i < 100; i++) {
-    const line = requestLines().find((l) => l.id === id)
-    if (line) return line
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  throw new Error(`no access line for ${id}`)
+  return eventually(() => requestLines().find((l) => l.id === id), { what: `an access line for ${id}` })
 }
 
 const FIELDS = ['time', 'level', 'msg', 'id', 'method', 'route', 'status', 'ms', 'key_prefix', 'account_id']
@@ -201,16 +197,7 @@ t.test('the metrics listener answers other paths and methods with the Error body
 })
 
 t.test('no metrics listener unless STUDIO_METRICS_PORT is set', async (t) => {
-  const other = await startTestServer(
-    t,
-    {},
-    {
-      dbEnv:
-        s.db.mode === 'external'
-          ? { DATABASE_URL: s.config.DATABASE_URL! }
-          : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR },
-    }
-  )
+  const other = await startTestServer(t, {}, { dbEnv: s.dbEnv })
   t.equal(other.metricsUrl, undefined)
 })
 
@@ -232,16 +219,7 @@ t.test('studio healthcheck asks GET /healthz of the server at HOST:PORT', async 
   const io = { out: () => {}, err: (l: string) => err.push(l) }
   t.equal(await run(['healthcheck'], { HOST: '127.0.0.1', PORT: String(s.port) }, io), 0)
   t.same(err, [])
-  const closed = await startTestServer(
-    t,
-    {},
-    {
-      dbEnv:
-        s.db.mode === 'external'
-          ? { DATABASE_URL: s.config.DATABASE_URL! }
-          : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR },
-    }
-  )
+  const closed = await startTestServer(t, {}, { dbEnv: s.dbEnv })
   await closed.close()
   t.equal(await run(['healthcheck'], { HOST: '127.0.0.1', PORT: String(closed.port) }, io), 1, 'nothing listening: 1')
   t.match(err[0], /^studio: unhealthy: http:\/\/127\.0\.0\.1:\d+\/healthz/)

@@ -7,7 +7,7 @@ import createClient from 'openapi-fetch'
 import t from 'tap'
 import type { paths } from '../clients/typescript/src/openapi.js'
 import { CLIENT_TYPES, clientTypes } from './support/client-types.js'
-import { issueKey, startTestServer } from './support/helpers.js'
+import { issueKey, startTestServer } from './support/server.js'
 
 const run = promisify(execFile)
 const s = await startTestServer(t)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { rawRequest } from './support/raw.js'
-import { startTestServer } from './support/helpers.js'
+import { startTestServer } from './support/server.js'
 
 // The headers RFC 6750 and RFC 9110 ask for with an error status, whichever part of the code threw the error.
 const s = await startTestServer(t, { STUDIO_RATE_LIMIT: '3' })

@@ -4,7 +4,8 @@ import { FLOOR, IDLE_MS, MAX_HELD } from '../src/limits/holds.js'
 import { createQuota, type Quota } from '../src/limits/quota.js'
 import { parseConfig } from '../src/ops/config.js'
 import { anthropicMessage, fakeUpstream, json } from './support/fake-upstream.js'
-import { openTestDatabase, startTestServer, testDatabase } from './support/helpers.js'
+import { openTestDatabase, testDatabase } from './support/database.js'
+import { startTestServer } from './support/server.js'
 
 // Units held ahead (src/limits/holds.ts): a busy account's calls take units its process reserved before they came;
 // the database counts them as used, so no limit is ever overspent, and they go back when the calls stop, the plan

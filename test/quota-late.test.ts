@@ -1,7 +1,8 @@
 import postgres from 'postgres'
 import t, { type Test } from 'tap'
 import { anthropicMessage, fakeUpstream, json } from './support/fake-upstream.js'
-import { openTestDatabase, startTestServer } from './support/helpers.js'
+import { openTestDatabase } from './support/database.js'
+import { startTestServer } from './support/server.js'
 
 // A reservation that outlives its deadline (the quota row locked by another connection): its late commit is given
 // back even when the server shuts down meanwhile, and an overlapped call that fails on its own keeps its own error.

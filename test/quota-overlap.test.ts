@@ -1,6 +1,6 @@
 import t from 'tap'
 import { anthropicMessage, fakeUpstream, json } from './support/fake-upstream.js'
-import { startTestServer } from './support/helpers.js'
+import { startTestServer } from './support/server.js'
 
 // The reservation runs alongside the upstream call only when this process knows (from two answers) that units are
 // left: a refusal then (another process spent the rest) aborts the call and answers 429; before that, and once

@@ -1,7 +1,9 @@
 import t from 'tap'
 import { run } from '../src/cli/cli.js'
 import { anthropicMessage, fakeUpstream, json } from './support/fake-upstream.js'
-import { spawnServer, startTestServer, testDatabase } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { spawnServer } from './support/processes.js'
+import { startTestServer } from './support/server.js'
 
 const dbEnv = await testDatabase(t)
 const hello = { messages: [{ role: 'user', content: 'hi' }] }

@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap'
-import { startTestServer, testDatabase, type TestServer } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { startTestServer, type TestServer } from './support/server.js'
 import { haveRedis, privateRedis, uniquePrefix } from './support/redis.js'
+import { eventually } from './support/eventually.js'
 
 // Redis down or slow is not an outage: each process falls back to its in-memory limiter (logged once, counted,
 // shown in /readyz), no request fails, and the shared limit resumes when Redis answers again.
@@ -12,16 +14,6 @@ const LEAVE = 'rate limiter: Redis answers again; the limits are shared again'
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
 const logged = (s: TestServer, msg: string) => s.log.lines.filter((l) => JSON.parse(l).msg === msg).length
 const store = async (s: TestServer) => ((await (await s.fetch('/readyz')).json()) as any).details?.rate_limiter
-const metric = (s: TestServer, name: string) =>
-  Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(s.metrics.render())?.[1])
-
-async function until(check: () => Promise<boolean>) {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return true
-    await sleep(50)
-  }
-  return false
-}
 
 // Requests from `loops` concurrent loops over the servers and keys until `stop()` says so; returns every status.
 async function load(servers: TestServer[], keys: string[], stop: () => boolean, loops = 6) {
@@ -62,16 +54,17 @@ t.test('Redis stopped under load, then back', { skip }, async (t) => {
   await sleep(300)
   await redis.stop()
   phase = 'stopped'
-  t.ok(await until(async () => (await Promise.all(servers.map(store))).every((s) => s === 'fallback')), 'fallback')
+  const all = (mode: string) => async () => (await Promise.all(servers.map(store))).every((s) => s === mode)
+  t.ok(await eventually(all('fallback'), { what: 'both in fallback' }), 'fallback')
   await sleep(500)
   for (const s of servers) {
     t.equal((await s.fetch('/readyz')).status, 200, '/readyz stays 200 in fallback')
     t.equal(logged(s, ENTER), 1, 'fallback logged once per process')
-    t.ok(metric(s, 'studio_ratelimit_fallback_total') > 0, 'fallback decisions counted')
-    t.equal(metric(s, 'studio_ratelimit_redis_fallback'), 1, 'fallback gauge')
+    t.ok(s.metric('studio_ratelimit_fallback_total') > 0, 'fallback decisions counted')
+    t.equal(s.metric('studio_ratelimit_redis_fallback'), 1, 'fallback gauge')
   }
   await redis.start()
-  t.ok(await until(async () => (await Promise.all(servers.map(store))).every((s) => s === 'redis')), 'back on Redis')
+  t.ok(await eventually(all('redis'), { what: 'both on Redis' }), 'back on Redis')
   await sleep(300)
   phase = 'done'
   const statuses = await running
@@ -84,7 +77,7 @@ t.test('Redis stopped under load, then back', { skip }, async (t) => {
   for (const s of servers) {
     t.equal(logged(s, ENTER), 1, 'still logged once')
     t.equal(logged(s, LEAVE), 1, 'leaving logged once')
-    t.equal(metric(s, 'studio_ratelimit_redis_fallback'), 0)
+    t.equal(s.metric('studio_ratelimit_redis_fallback'), 0)
   }
 
   // The shared limit resumes: a fresh key, alternating over both processes, gets exactly 20.
@@ -118,7 +111,7 @@ t.test('Redis slow (frozen): requests are not held, then shared again', { skip }
   t.equal(await store(s), 'fallback')
   t.equal(logged(s, ENTER), 1, 'logged once')
   redis.thaw()
-  t.ok(await until(async () => (await store(s)) === 'redis'), 'back on Redis after the thaw')
+  t.ok(await eventually(async () => (await store(s)) === 'redis', { what: 'on Redis' }), 'back on Redis after the thaw')
   t.equal(logged(s, LEAVE), 1)
   const r = await s.fetch('/api/v1/me', { key })
   // In Redis: 1 before the freeze, this one, and the request that found Redis frozen (its script was sent, and ran

@@ -3,14 +3,9 @@ import t, { type Test } from 'tap'
 import { SlidingWindow } from '../src/limits/limits.js'
 import { openRedisLimits } from '../src/limits/redis.js'
 import { createMetrics } from '../src/ops/metrics.js'
-import {
-  captureLogger,
-  issueKey,
-  openTestDatabase,
-  spawnServer,
-  startTestServer,
-  testDatabase,
-} from './support/helpers.js'
+import { openTestDatabase, testDatabase } from './support/database.js'
+import { spawnServer } from './support/processes.js'
+import { captureLogger, issueKey, startTestServer } from './support/server.js'
 import { haveRedis, testRedis, uniquePrefix } from './support/redis.js'
 
 // The rate limits shared through Redis: exact across processes, with the same RateLimit headers as in memory.

@@ -4,7 +4,8 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { run } from '../src/cli/cli.js'
 import { checksumOf, generateKey } from '../src/accounts/keys.js'
-import { issueKey, issuedKeys, logLines, startTestServer } from './support/helpers.js'
+import { FROM_SOURCE } from './support/processes.js'
+import { issueKey, issuedKeys, logLines, startTestServer } from './support/server.js'
 import { head, rawRequest } from './support/raw.js'
 
 const s = await startTestServer(t)
@@ -129,9 +130,7 @@ t.test('no key reaches a log: a varied workload, then every log line is searched
   const out: string[] = []
   const err: string[] = []
   const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }
-  const env = s.config.DATABASE_URL
-    ? { DATABASE_URL: s.config.DATABASE_URL }
-    : { STUDIO_DATA_DIR: s.config.STUDIO_DATA_DIR }
+  const env = s.dbEnv
   t.equal(await run(['keys', 'create', '--email', 'cli-leak@example.com'], env, io), 0)
   const cliKey = out.at(-1)!
   issuedKeys.push(cliKey)
@@ -140,9 +139,7 @@ t.test('no key reaches a log: a varied workload, then every log line is searched
   t.equal(await run(['keys', 'revoke', cliKey.split('_')[1]], env, io), 0)
   t.equal(await run(['keys', 'revoke', cliKey], env, io), 2)
   // And a CLI process of its own.
-  const loader = new URL('../node_modules/@tapjs/typescript/dist/esm/import.mjs', import.meta.url).href
-  const main = new URL('../src/main.ts', import.meta.url).pathname
-  const child = await promisify(execFile)(process.execPath, [`--import=${loader}`, main, 'keys', 'list'], {
+  const child = await promisify(execFile)(process.execPath, [...FROM_SOURCE, 'keys', 'list'], {
     env: { PATH: process.env.PATH, ...env },
   })
   const logged = [...logLines, ...out, ...err, child.stdout, child.stderr].join('\n')

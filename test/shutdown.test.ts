@@ -1,33 +1,21 @@
-import { spawn } from 'node:child_process'
 import t from 'tap'
 import { parseConfig } from '../src/ops/config.js'
 import { openDatabase, type Sql } from '../src/storage/db.js'
 import { generateKey } from '../src/accounts/keys.js'
-import { issueKey, issuedKeys, testDatabase } from './support/helpers.js'
+import { testDatabase } from './support/database.js'
+import { FROM_SOURCE, spawnServer } from './support/processes.js'
+import { issueKey, issuedKeys } from './support/server.js'
 
 // SIGTERM under load: the server (a process of its own) stops accepting, finishes what is in flight, flushes pending
 // writes and exits 0; every lead answered 201 is in the database, and none that was not.
 
 const dbEnv = await testDatabase(t)
-const loader = new URL('../node_modules/@tapjs/typescript/dist/esm/import.mjs', import.meta.url).href
-const main = new URL('../src/main.ts', import.meta.url).pathname
-
-const child = spawn(process.execPath, [`--import=${loader}`, main, 'serve'], {
-  env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'debug', STUDIO_SHUTDOWN_TIMEOUT_MS: '20000', ...dbEnv },
-  stdio: ['ignore', 'pipe', 'pipe'],
-})
-let output = ''
-child.stderr.on('data', (d) => (output += d))
-const exited = new Promise<number | null>((ok) => child.once('exit', ok))
-t.teardown(() => void child.kill('SIGKILL'))
-const url = await new Promise<string>((ok, fail) => {
-  child.stdout.on('data', (d) => {
-    output += d
-    const m = /"url":"(http:[^"]+)"/.exec(output)
-    if (m) ok(m[1])
-  })
-  void exited.then((code) => fail(new Error(`exited ${code}: ${output}`)))
-})
+const server = await spawnServer(
+  t,
+  { LOG_LEVEL: 'debug', STUDIO_SHUTDOWN_TIMEOUT_MS: '20000', ...dbEnv },
+  { cli: FROM_SOURCE }
+)
+const { url, exited } = server
 
 // In embedded mode the server owns the database and this process reaches it through its socket; after the server
 // exits, this process opens the database itself.
@@ -87,7 +75,7 @@ t.test('SIGTERM under load: in-flight requests finish, every 201 is stored, exit
   // Bursts of 8 requests every 5 ms, at most 800; SIGTERM once 60 have been answered 201, so that many are in flight.
   // What comes after is refused (connection refused or closed before an answer): never a 201 that is not stored, nor
   // a stored lead answered otherwise.
-  for (let i = 0; i < 800 && !(signalled && child.exitCode !== null); i++) {
+  for (let i = 0; i < 800 && !(signalled && !server.running()); i++) {
     if (i % 8 === 0) await new Promise((r) => setTimeout(r, 5))
     outcomes.push(
       post().then(
@@ -97,7 +85,7 @@ t.test('SIGTERM under load: in-flight requests finish, every 201 is stored, exit
           else t.equal(r.status, 503, 'an answer other than 201 says the service is going away')
           if (ok >= 60 && !signalled) {
             signalled = true
-            child.kill('SIGTERM')
+            void server.stop('SIGTERM')
           }
         },
         () => void refused++
@@ -120,11 +108,12 @@ t.test('SIGTERM under load: in-flight requests finish, every 201 is stored, exit
   })
   t.equal(stored.n, ok, 'the count of 201s equals the rows stored')
   t.ok(stored.lastUsed && stored.lastUsed >= started, 'the pending last_used_at was flushed on the way out')
-  t.match(output, /"msg":"shutting down"/)
+  t.match(server.output(), /"msg":"shutting down"/)
 })
 
 t.test('the server process never logged a key', async (t) => {
   await exited
+  const output = server.output()
   t.ok(output.length > 0)
   for (const k of issuedKeys) {
     t.notOk(output.includes(k), 'no key')

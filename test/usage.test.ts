@@ -1,7 +1,8 @@
 import t from 'tap'
 import { run } from '../src/cli/cli.js'
 import { usageMonth } from '../src/accounts/usage.js'
-import { issueKey, openTestDatabase, testDatabase } from './support/helpers.js'
+import { openTestDatabase, testDatabase } from './support/database.js'
+import { issueKey } from './support/server.js'
 
 async function cli(env: Record<string, string>, args: string[]) {
   const out: string[] = []

@@ -2,9 +2,13 @@ import { execFile } from 'node:child_process'
 import { request } from 'node:http'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { buildBundle, issueKey, openTestDatabase, spawnServer, testDatabase } from './support/helpers.js'
+import { buildBundle } from './support/bundle.js'
+import { openTestDatabase, testDatabase } from './support/database.js'
+import { spawnServer } from './support/processes.js'
+import { issueKey } from './support/server.js'
 import { havePostgres, privatePostgres } from './support/pg.js'
 import { haveRedis, testRedis, uniquePrefix } from './support/redis.js'
+import { eventually } from './support/eventually.js'
 
 // STUDIO_WORKERS=2: one port, two worker processes, a dead worker replaced, SIGTERM drains them all; and the
 // configurations that must refuse to start. Over PostgreSQL (a private one when DATABASE_URL is unset: the
@@ -19,7 +23,6 @@ const skip = !haveRedis
 
 // Built once for the whole file (the helper removes it when the test that built it ends).
 const bin = await buildBundle(t)
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
 
 // One request on a connection of its own (so that the cluster may hand it to either worker).
 function call(url: string, path: string, key: string, body?: unknown) {
@@ -54,13 +57,7 @@ const lines = (output: string, msg: string) =>
     .map((l) => JSON.parse(l))
     .filter((l) => l.msg === msg)
 
-async function until(check: () => boolean | Promise<boolean>, what: string) {
-  for (let i = 0; i < 300; i++) {
-    if (await check()) return
-    await sleep(100)
-  }
-  throw new Error(`${what}: not after 30 s`)
-}
+const until = (check: () => boolean, what: string) => eventually(check, { timeout: 30_000, interval: 100, what })
 
 t.test('two workers on one port', { skip }, async (t) => {
   const dbEnv = process.env.DATABASE_URL ? await testDatabase(t) : { DATABASE_URL: (await privatePostgres(t)).url }

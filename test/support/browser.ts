@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext } from 'playwright-core'
-import type { Teardown } from './helpers.js'
+import type { Teardown } from './teardown.js'
 
 // Debian's Chromium (apt-get install -y chromium), never a downloaded browser, each context with a fresh profile.
 const CHROMIUM = '/usr/bin/chromium'

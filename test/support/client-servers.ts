@@ -4,7 +4,11 @@ import { createServer as createTcpServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { anthropicMessage, fakeUpstream, json } from './fake-upstream.js'
-import { buildBundle, issuedKeys, spawnServer, startTestServer, type Teardown, testDatabase } from './helpers.js'
+import { buildBundle } from './bundle.js'
+import { testDatabase } from './database.js'
+import { spawnServer } from './processes.js'
+import { issuedKeys, startTestServer } from './server.js'
+import type { Teardown } from './teardown.js'
 
 const exec = promisify(execFile)
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Teardown } from './helpers.js'
+import type { Teardown } from './teardown.js'
 
 interface Seen {
   method: string

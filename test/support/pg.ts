@@ -4,7 +4,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import type { Teardown } from './helpers.js'
+import type { Teardown } from './teardown.js'
 
 // A PostgreSQL server of the test's own, in a temporary directory on a free port, for the tests that stop it: never
 // the machine's shared one. As root, its binaries run as the postgres user (initdb refuses root).

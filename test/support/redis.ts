@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Teardown } from './helpers.js'
+import { eventually } from './eventually.js'
+import type { Teardown } from './teardown.js'
 import { freePort } from './pg.js'
 
 // Redis for the tests: the machine's on 127.0.0.1:6379 (each test file under a key prefix of its own), or a
@@ -29,14 +30,6 @@ function pings(port: number, host = '127.0.0.1'): Promise<boolean> {
   })
 }
 
-async function until(check: () => Promise<boolean>, what: string) {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return
-    await new Promise((ok) => setTimeout(ok, 50))
-  }
-  throw new Error(`${what}: not after 5 s`)
-}
-
 // The machine's Redis when it answers, else one of the test's own.
 export async function testRedis(t: Teardown): Promise<string> {
   return (await pings(6379)) ? SHARED_REDIS : (await privateRedis(t)).url
@@ -58,7 +51,7 @@ export async function privateRedis(t: Teardown): Promise<PrivateRedis> {
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir]
   const start = async () => {
     server = spawn('redis-server', args, { stdio: 'ignore' })
-    await until(() => pings(port), 'redis-server answering')
+    await eventually(() => pings(port), { what: 'redis-server answering' })
   }
   const stop = async () => {
     const s = server

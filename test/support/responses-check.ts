@@ -5,7 +5,7 @@
 // operation for must be answered as every operation of that path describes it (405), a path the document does not
 // have as every operation describes it (404).
 import t from 'tap'
-import { issueKey, startTestServer } from './helpers.js'
+import { issueKey, startTestServer } from './server.js'
 import { conforms, resolve } from './json-schema.js'
 import { type Recorded, readResponses } from './responses.js'
 

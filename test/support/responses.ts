@@ -3,7 +3,7 @@ import { join } from 'node:path'
 
 // Every /api/v1 response a test gets is recorded here, one JSON line per response in one file per test process
 // (tap runs test files in parallel processes), so that responses-check.ts can hold each against the served OpenAPI
-// document once the whole run is over. fetch is wrapped by helpers.ts, raw exchanges are recorded by raw.ts.
+// document once the whole run is over. fetch is wrapped by server.ts, raw exchanges are recorded by raw.ts.
 
 export interface Recorded {
   file: string

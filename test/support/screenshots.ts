@@ -2,7 +2,8 @@
 import { mkdirSync } from 'node:fs'
 import { signinLink } from './dashboard-client.js'
 import { openBrowser } from './browser.js'
-import { startTestServer, testDatabase } from './helpers.js'
+import { testDatabase } from './database.js'
+import { startTestServer } from './server.js'
 
 const cleanups: (() => unknown)[] = []
 const t = { teardown: (fn: () => unknown) => cleanups.push(fn) }
