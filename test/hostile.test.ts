@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { issueKey, startTestServer } from './support/server.js'
 import { errorCode, head, rawRequest } from './support/raw.js'
+import { eventually } from './support/eventually.js'
 
 // Hostile input: every case gets the Error body with the right status, the server stays up, nothing is half-written.
 
@@ -442,7 +443,7 @@ t.test('on close, a request still in flight after STUDIO_SHUTDOWN_TIMEOUT_MS is 
       '{',
     { timeoutMs: 20_000 }
   )
-  await new Promise((r) => setTimeout(r, 100))
+  await eventually(() => short.metric('studio_http_requests_in_flight') === 1, { what: 'the request in flight' })
   const closed = await Promise.race([
     short.close().then(() => 'closed'),
     new Promise((r) => setTimeout(() => r('still open after 15 s'), 15_000)),

@@ -11,13 +11,12 @@ const skip = haveRedis ? false : 'redis-server is not installed (.ci/run install
 const ENTER = 'rate limiter: Redis failed or is slow; limiting in this process until it answers'
 const LEAVE = 'rate limiter: Redis answers again; the limits are shared again'
 
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
 const logged = (s: TestServer, msg: string) => s.log.lines.filter((l) => JSON.parse(l).msg === msg).length
 const store = async (s: TestServer) => ((await (await s.fetch('/readyz')).json()) as any).details?.rate_limiter
 
-// Requests from `loops` concurrent loops over the servers and keys until `stop()` says so; returns every status.
-async function load(servers: TestServer[], keys: string[], stop: () => boolean, loops = 6) {
-  const statuses: number[] = []
+// Requests from `loops` concurrent loops over the servers and keys until `stop()` says so; every status is pushed to
+// `statuses` as it comes.
+async function load(servers: TestServer[], keys: string[], stop: () => boolean, statuses: number[], loops = 6) {
   await Promise.all(
     Array.from({ length: loops }, async (_, l) => {
       for (let i = l; !stop() && i < 100_000; i++) {
@@ -27,7 +26,6 @@ async function load(servers: TestServer[], keys: string[], stop: () => boolean, 
       }
     })
   )
-  return statuses
 }
 
 t.test('Redis stopped under load, then back', { skip }, async (t) => {
@@ -50,13 +48,20 @@ t.test('Redis stopped under load, then back', { skip }, async (t) => {
   const keys = await Promise.all(Array.from({ length: 8 }, () => a.key()))
 
   let phase = 'redis'
-  const running = load(servers, keys, () => phase === 'done')
-  await sleep(300)
+  const statuses: number[] = []
+  const running = load(servers, keys, () => phase === 'done', statuses)
+  // `n` more requests answered than now.
+  const more = (n: number, what: string) => {
+    const target = statuses.length + n
+    return eventually(() => statuses.length >= target, { what })
+  }
+  await more(20, 'requests answered on Redis')
   await redis.stop()
   phase = 'stopped'
   const all = (mode: string) => async () => (await Promise.all(servers.map(store))).every((s) => s === mode)
   t.ok(await eventually(all('fallback'), { what: 'both in fallback' }), 'fallback')
-  await sleep(500)
+  const counted = () => servers.every((s) => s.metric('studio_ratelimit_fallback_total') >= 20)
+  await eventually(counted, { what: '20 decisions in fallback in each process' })
   for (const s of servers) {
     t.equal((await s.fetch('/readyz')).status, 200, '/readyz stays 200 in fallback')
     t.equal(logged(s, ENTER), 1, 'fallback logged once per process')
@@ -65,9 +70,9 @@ t.test('Redis stopped under load, then back', { skip }, async (t) => {
   }
   await redis.start()
   t.ok(await eventually(all('redis'), { what: 'both on Redis' }), 'back on Redis')
-  await sleep(300)
+  await more(20, 'requests answered on Redis again')
   phase = 'done'
-  const statuses = await running
+  await running
   t.ok(statuses.length > 50, `load ran (${statuses.length} requests)`)
   t.same(
     statuses.filter((s) => s >= 500),
