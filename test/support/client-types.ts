@@ -1,7 +1,7 @@
 import openapiTS, { astToString } from 'openapi-typescript'
 
 // The TypeScript client's types, generated from an OpenAPI document (`npm run gen:client` writes them; a test in
-// client-ts.test.ts compares them with what the running server serves).
+// test/clients/typescript.test.ts compares them with what the running server serves).
 export const CLIENT_TYPES = new URL('../../clients/typescript/src/openapi.ts', import.meta.url)
 
 export async function clientTypes(doc: unknown): Promise<string> {

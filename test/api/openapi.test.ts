@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import createClient from 'openapi-fetch'
+import t from 'tap'
+import type { paths } from '../../clients/typescript/src/openapi.js'
+import { CLIENT_TYPES, clientTypes } from '../support/client-types.js'
+import { issueKey, startTestServer } from '../support/server.js'
+
+const run = promisify(execFile)
+const s = await startTestServer(t)
+const key = await issueKey(s.db.sql, { email: 'doc@example.com', name: 'Doc' })
+const res = await s.fetch('/api/v1/openapi.json', { key })
+const text = await res.text()
+const doc = JSON.parse(text)
+const dir = mkdtempSync(join(tmpdir(), 'studio-openapi-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+
+t.test('the document is served, behind a key', async (t) => {
+  t.equal(res.status, 200)
+  t.equal(res.headers.get('content-type'), 'application/json')
+  t.equal(doc.openapi, '3.1.0')
+  t.equal(doc.info.version, '1.0.0')
+  t.same(doc.servers, [{ url: '/api/v1' }])
+  t.same(doc.components.securitySchemes.bearerAuth, {
+    type: 'http',
+    scheme: 'bearer',
+    description: doc.components.securitySchemes.bearerAuth.description,
+  })
+  t.equal((await s.fetch('/api/v1/openapi.json')).status, 401)
+})
+
+t.test('it carries the constraints of the validating schemas', async (t) => {
+  const lead = doc.components.schemas.LeadInput
+  t.same(lead.required.sort(), ['email', 'message', 'name', 'service'])
+  t.equal(lead.additionalProperties, false)
+  t.equal(lead.properties.name.maxLength, 200)
+  t.equal(lead.properties.email.format, 'email')
+  t.ok(
+    doc.paths['/leads'].post.responses['422'].content[
+      'application/json'
+    ].schema.properties.error.properties.code.enum.includes('invalid_request')
+  )
+  t.ok(doc.paths['/me'].get.responses['401'])
+  t.same(doc.components.schemas.Caller.properties.plan.enum, ['FREE', 'STARTER', 'PRO', 'ENTERPRISE'])
+})
+
+t.test('redocly lint finds no error', async (t) => {
+  const file = join(dir, 'openapi.json')
+  writeFileSync(file, text)
+  const out = await run(process.execPath, ['node_modules/@redocly/cli/bin/cli.js', 'lint', file, '--format=json'], {
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  }).catch((e) => e)
+  const report = JSON.parse(out.stdout)
+  const errors = report.problems.filter((p: { severity: string }) => p.severity === 'error')
+  t.same(errors, [], 'no errors')
+  t.equal(report.totals.errors, 0)
+})
+
+t.test('the TypeScript client’s committed types are generated from the served document', async (t) => {
+  t.equal(
+    readFileSync(CLIENT_TYPES, 'utf8'),
+    await clientTypes(doc),
+    'run `npm run gen:client` after changing a schema'
+  )
+})
+
+t.test('a typed client works against the live server', async (t) => {
+  const client = createClient<paths>({ baseUrl: `${s.url}/api/v1`, headers: { authorization: `Bearer ${key}` } })
+  const me = await client.GET('/me')
+  t.equal(me.response.status, 200)
+  t.equal(me.data?.user?.email, 'doc@example.com')
+  t.equal(me.data?.user?.name, 'Doc')
+  const lead = await client.POST('/leads', {
+    body: { name: 'N', email: 'n@example.com', service: 's', message: 'm', utm: { campaign: 'c' } },
+  })
+  t.equal(lead.response.status, 201)
+  t.match(lead.data?.id, /^[0-9a-f-]{36}$/)
+  const bad = await client.POST('/leads', { body: { name: 'N', email: 'nope', service: 's', message: 'm' } })
+  t.equal(bad.response.status, 422)
+  t.equal(bad.error?.error.code, 'invalid_request')
+})

@@ -1,0 +1,41 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+
+// ARCHITECTURE.md's code map lists the folders of src/ from the top down: a folder imports only folders below it,
+// except http/errors.ts (the one error type), which any folder may import. Only cli/ imports service.ts, and only
+// main.ts imports cli/.
+const root = new URL('../../src/', import.meta.url).pathname
+const map = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8')
+const order = [...map.matchAll(/^- `src\/(\w+)\/`/gm)].map((m) => m[1])
+const IMPORT = /from '(\.{1,2}\/[^']+)'/g
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8')
+  return [...text.matchAll(IMPORT)].map((m) => join(file, '..', m[1]))
+}
+
+const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'))
+
+t.test('a folder imports only the folders below it in the code map', async (t) => {
+  t.ok(order.length >= 8, `the code map lists ${order.join(', ')}`)
+  for (const file of files.filter((f) => f.includes('/'))) {
+    const from = file.split('/')[0]
+    for (const target of importsOf(file)) {
+      const to = target.includes('/') ? target.split('/')[0] : null
+      if (target === 'http/errors.js' || to === from) continue
+      if (to === null) {
+        if (from !== 'cli' || target !== 'service.js') t.fail(`${file} imports ${target}`)
+        continue
+      }
+      if (order.indexOf(to) <= order.indexOf(from)) t.fail(`${file} imports ${target}: ${to}/ is not below ${from}/`)
+    }
+  }
+  t.pass('checked')
+})
+
+t.test('only main.ts imports cli/', async (t) => {
+  for (const file of files.filter((f) => !f.startsWith('cli/') && f !== 'main.ts'))
+    for (const target of importsOf(file)) if (target.startsWith('cli/')) t.fail(`${file} imports ${target}`)
+  t.pass('checked')
+})

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import { usageForms } from '../../src/cli/command.js'
+import { commands } from '../../src/cli/commands.js'
+import { HELP } from '../../src/cli/cli.js'
+
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+const section = readme.slice(readme.indexOf('\n## CLI\n'), readme.indexOf('\n## ', readme.indexOf('\n## CLI\n') + 1))
+
+t.test("the README's CLI table lists the command table's forms, in its order, and nothing else", async (t) => {
+  const rows = [...section.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1])
+  t.same(
+    rows,
+    commands.flatMap((c) => usageForms(c).map((f) => f.form))
+  )
+})
+
+t.test('the help names every form with its help line', async (t) => {
+  for (const { form, help } of commands.flatMap(usageForms)) {
+    t.match(HELP, `  ${form}`)
+    for (const line of help.split('\n')) t.match(HELP, line)
+  }
+})
+
+t.test('a command name is one or two words and no two commands share one', async (t) => {
+  const names = commands.map((c) => c.name)
+  t.same(new Set(names).size, names.length)
+  for (const name of names) t.match(name, /^[a-z-]+( [a-z-]+)?$/)
+})

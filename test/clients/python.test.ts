@@ -1,0 +1,84 @@
+import { execFile, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { clientServers, QUOTA } from '../support/client-servers.js'
+
+// The Python client's pytest suite (clients/python/tests) against the servers this file starts, with the interpreter
+// STUDIO_PYTHON: .ci/run sets it to a fresh virtual environment where it ran `pip install clients/python` (the clean
+// install) and mypy and ruff. Without it, a virtual environment kept in node_modules/.cache is made once (with
+// pytest and hatchling) and the package reinstalled into it from the working tree on every run.
+const exec = promisify(execFile)
+const pkg = new URL('../../clients/python/', import.meta.url).pathname
+const hasPython = spawnSync('python3', ['--version']).status === 0
+const pip = (bin: string, args: string[]) =>
+  exec(bin, ['-m', 'pip', 'install', '-q', '--retries', '0', ...args], { timeout: 170_000 })
+
+async function python(): Promise<string> {
+  if (process.env.STUDIO_PYTHON) return process.env.STUDIO_PYTHON
+  const dir = new URL('../../node_modules/.cache/studio-python-venv/', import.meta.url).pathname
+  const bin = join(dir, 'bin', 'python')
+  if (!existsSync(join(dir, 'ready'))) {
+    await exec('python3', ['-m', 'venv', '--clear', dir])
+    await pip(bin, [pkg, 'pytest', 'hatchling'])
+    writeFileSync(join(dir, 'ready'), '')
+  }
+  await pip(bin, ['--no-deps', '--no-build-isolation', '--force-reinstall', pkg])
+  return bin
+}
+
+t.test('the Python client', { skip: !hasPython && 'python3 is not installed' }, async (t) => {
+  const bin = await python()
+  const s = await clientServers(t)
+  const env = {
+    PATH: process.env.PATH,
+    PYTHONDONTWRITEBYTECODE: '1',
+    STUDIO_BASE_URL: s.baseURL,
+    STUDIO_API_KEY: await s.key('py-client@example.com'),
+    STUDIO_TEST_QUOTA: String(QUOTA),
+    STUDIO_TEST_QUOTA_KEY: await s.key('py-quota@example.com'),
+    STUDIO_TEST_PROXY_URL: s.proxyURL,
+    STUDIO_TEST_WARP_URL: s.warpURL,
+    STUDIO_TEST_WARP_KEY_1: await s.warpKey(),
+    STUDIO_TEST_WARP_KEY_2: await s.warpKey(),
+    STUDIO_TEST_CONTROL_URL: s.controlURL,
+    STUDIO_TEST_REFUSED_URL: s.refusedURL,
+    STUDIO_TEST_SILENT_URL: s.silentURL,
+  }
+
+  t.test('pytest', async (t) => {
+    const run = await exec(bin, ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', '-rs', 'tests'], { cwd: pkg, env })
+      .then((r) => ({ code: 0, out: r.stdout + r.stderr }))
+      .catch((e) => ({ code: e.code as number, out: `${e.stdout}${e.stderr}` }))
+    t.equal(run.code, 0, run.out)
+    t.match(run.out, /\b6 passed\b/, 'no test skipped')
+  })
+
+  t.test('a clean install used from a plain script', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'studio-py-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const script = join(dir, 'main.py')
+    writeFileSync(
+      script,
+      `from studio_api import Studio, AuthenticationError
+client = Studio()
+me = client.me()
+lead = client.leads.create(name="A", email="a@example.com", service="s", message="m")
+try:
+    Studio(api_key="nope").me()
+except AuthenticationError as e:
+    print(me.plan, lead.id, me._request_id, e.status)
+`
+    )
+    const run = await exec(bin, [script], { cwd: dir, env })
+    t.match(run.stdout.trim(), /^FREE [0-9a-f-]{36} \S+ 401$/)
+    const deps = await exec(
+      bin,
+      ['-c', 'import importlib.metadata as m; print([r for r in m.requires("studio-api") if "extra" not in r])'],
+      { env }
+    )
+    t.match(deps.stdout, /^\['httpx[^']*'\]$/m, 'httpx is the only runtime dependency')
+  })
+})

@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t, { type Test } from 'tap'
+import { buildBundle } from '../support/bundle.js'
+import { testDatabase } from '../support/database.js'
+import { spawnServer } from '../support/processes.js'
+import { issuedKeys } from '../support/server.js'
+
+const exec = promisify(execFile)
+const dir = mkdtempSync(join(tmpdir(), 'studio-bundle-run-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const bin = await buildBundle(t)
+const serve = (env: Record<string, string>) => spawnServer(t, env, { cwd: dir })
+
+const cli = (args: string[], env: Record<string, string>) =>
+  exec(process.execPath, [bin, ...args], { cwd: dir, env: { PATH: process.env.PATH, ...env } })
+
+async function walkThrough(t: Test, env: Record<string, string>) {
+  const server = await serve(env)
+  t.equal((await fetch(`${server.url}/healthz`)).status, 200)
+  const created = await cli(['keys', 'create', '--email', 'bundle@example.com', '--name', 'Bundle'], env)
+  const key = created.stdout.trim().split('\n').at(-1)!
+  issuedKeys.push(key)
+  const me = await fetch(`${server.url}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })
+  t.equal(me.status, 200)
+  t.match(await me.json(), { user: { email: 'bundle@example.com', name: 'Bundle' }, plan: 'FREE' })
+  const lead = await fetch(`${server.url}/api/v1/leads`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'L', email: 'l@example.com', service: 's', message: 'm' }),
+  })
+  t.equal(lead.status, 201)
+  const list = await cli(['keys', 'list'], env)
+  t.match(list.stdout, key.split('_')[1])
+  t.equal(await server.stop(), 0, 'SIGTERM: exit 0')
+  t.notMatch(server.output(), key.split('_')[2], 'the key never reaches the log')
+}
+
+t.test('the bundle alone, embedded database', async (t) => {
+  await walkThrough(t, { STUDIO_DATA_DIR: join(dir, 'data') })
+  const after = await cli(['keys', 'list'], { STUDIO_DATA_DIR: join(dir, 'data') })
+  t.match(after.stdout, 'bundle@example.com', 'the data outlives the server')
+})
+
+t.test(
+  'the bundle alone, external PostgreSQL',
+  { skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set' },
+  async (t) => {
+    await walkThrough(t, await testDatabase(t))
+  }
+)
