@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import * as v from 'valibot'
 import { BASE, route, type Reply, type Route } from '../http/route.js'
 import type { Database, Sql } from '../storage/db.js'
@@ -6,6 +5,7 @@ import { unauthorized, type KeyStore, type Principal } from '../accounts/auth.js
 import { ApiError } from '../http/errors.js'
 import { headerOf } from '../http/io.js'
 import type { Quota } from '../limits/quota.js'
+import { IDEMPOTENCY_HOURS, insertLead, type StoredLead } from '../leads/insert.js'
 import { Caller, LeadCreated, LeadInput } from './schemas.js'
 
 interface MeRow {
@@ -77,12 +77,6 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
   }
 }
 
-// Idempotency-Key (per account, 24 hours): the first request with a key creates the lead and keeps the key and the
-// SHA-256 of its validated body (schema order, so the JSON key order of the request does not matter). A retry with
-// the same key and body answers that lead again, same id and createdAt, with Idempotent-Replayed: true; the same key
-// with another body is refused. Concurrent requests with one key meet at the unique index: one inserts, the others
-// read its row. A key older than 24 hours is released and the request creates a new lead.
-const IDEMPOTENCY_HOURS = 24
 const IdempotencyKey = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
@@ -96,27 +90,13 @@ const IdempotencyKey = v.pipe(
   )
 )
 
-interface LeadRow {
-  id: string
-  created_at: Date
-}
-
-const created = (row: LeadRow, replayed = false): Reply => ({
+const created = (lead: StoredLead): Reply => ({
   status: 201,
-  body: { id: row.id, createdAt: row.created_at.toISOString() },
-  headers: replayed ? { 'idempotent-replayed': 'true' } : undefined,
+  body: { id: lead.id, createdAt: lead.createdAt.toISOString() },
+  headers: lead.replayed ? { 'idempotent-replayed': 'true' } : undefined,
 })
 
 export function leadsRoute(sql: Sql): Route {
-  const insert = (p: Principal, b: LeadInput, key: string | null, hash: Buffer | null) => sql<LeadRow[]>`
-    insert into leads (account_id, key_prefix, name, email, service, message, phone, company, budget, locale, source,
-                       utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256)
-    values (${p.accountId}, ${p.prefix}, ${b.name}, ${b.email}, ${b.service}, ${b.message},
-            ${b.phone ?? null}, ${b.company ?? null}, ${b.budget ?? null}, ${b.locale ?? null}, ${b.source ?? null},
-            ${b.utm?.source ?? null}, ${b.utm?.medium ?? null}, ${b.utm?.campaign ?? null}, ${key}, ${hash})
-    on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
-    returning id, created_at`
-
   return route({
     method: 'POST',
     path: `${BASE}/leads`,
@@ -141,29 +121,7 @@ export function leadsRoute(sql: Sql): Route {
     },
     async handle({ req, principal, body }) {
       const key = headerOf(req, 'Idempotency-Key', IdempotencyKey)
-      if (key === undefined) return created((await insert(principal, body, null, null))[0])
-      const hash = createHash('sha256').update(JSON.stringify(body)).digest()
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const [row] = await insert(principal, body, key, hash)
-        if (row) return created(row)
-        const [prior] = await sql<(LeadRow & { request_sha256: Buffer; fresh: boolean })[]>`
-          select id, created_at, request_sha256,
-                 created_at > now() - make_interval(hours => ${IDEMPOTENCY_HOURS}) as fresh
-          from leads where account_id = ${principal.accountId} and idempotency_key = ${key}`
-        if (!prior) continue // released meanwhile: insert again
-        if (!prior.fresh) {
-          await sql`update leads set idempotency_key = null where id = ${prior.id}`
-          continue
-        }
-        if (!hash.equals(prior.request_sha256)) {
-          throw new ApiError(
-            'idempotency_key_reused',
-            `This Idempotency-Key was used with another request body in the last ${IDEMPOTENCY_HOURS} hours`
-          )
-        }
-        return created(prior, true)
-      }
-      throw new Error('Idempotency-Key: no stable answer after 3 attempts')
+      return created(await insertLead(sql, principal, body, key))
     },
   })
 }

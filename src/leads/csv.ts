@@ -1,0 +1,25 @@
+import type { Sql } from '../storage/db.js'
+import { LEAD_COLUMNS, type LeadFilter, type LeadRecord, matching } from './search.js'
+
+// RFC 4180 CSV: every field quoted when it holds a comma, quote, CR or LF; lines end with CRLF. A cell a spreadsheet
+// would run as a formula (starting with =, +, -, @, tab or CR) is prefixed with ' so it stays text.
+const FORMULA = /^[=+\-@\t\r]/
+
+export function csvCell(value: string | null | undefined): string {
+  let s = value ?? ''
+  if (FORMULA.test(s)) s = `'${s}`
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+}
+
+export const csvLine = (cells: (string | null | undefined)[]) => `${cells.map(csvCell).join(',')}\r\n`
+
+// The account's leads matching the filter as CSV, header line first, a chunk of lines per 200 rows read from a
+// cursor: memory stays flat however many leads match. Stopping the iteration closes the cursor.
+export async function* leadsCsv(sql: Sql, accountId: string, f: LeadFilter): AsyncGenerator<string> {
+  yield csvLine([...LEAD_COLUMNS])
+  const cursor = sql<LeadRecord[]>`
+    select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, name, email,
+           company, phone, service, budget, message, locale, source, utm_source, utm_medium, utm_campaign, key_prefix
+    from leads where ${matching(sql, accountId, f)} order by created_at desc, id desc`.cursor(200)
+  for await (const rows of cursor) yield rows.map((r) => csvLine(LEAD_COLUMNS.map((c) => r[c]))).join('')
+}

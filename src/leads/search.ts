@@ -1,0 +1,94 @@
+import type { Sql } from '../storage/db.js'
+
+// An account's leads: a filtered page of them, newest first, and one lead whole.
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const DAY = /^\d{4}-\d{2}-\d{2}$/
+
+export const LEAD_COLUMNS = [
+  'id',
+  'created_at',
+  'name',
+  'email',
+  'company',
+  'phone',
+  'service',
+  'budget',
+  'message',
+  'locale',
+  'source',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'key_prefix',
+] as const
+export type LeadRecord = Record<(typeof LEAD_COLUMNS)[number], string | null>
+
+// A case-insensitive substring of name, email, company or message, and the first and last days (YYYY-MM-DD, UTC),
+// each '' when not filtered on.
+export interface LeadFilter {
+  q: string
+  from: string
+  to: string
+}
+
+// The filter from what a user typed: the search text trimmed and clipped, days that are not dates dropped.
+export function leadFilter(q: string | null, from: string | null, to: string | null): LeadFilter {
+  const day = (s: string | null) => (s && DAY.test(s) && !Number.isNaN(Date.parse(s)) ? s : '')
+  return { q: (q ?? '').trim().slice(0, 200), from: day(from), to: day(to) }
+}
+
+// The account's leads matching the filter, as an SQL fragment.
+export function matching(sql: Sql, accountId: string, f: LeadFilter) {
+  const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  return sql`account_id = ${accountId}
+    ${
+      f.q
+        ? sql`and (name ilike ${like} or email ilike ${like} or company ilike ${like}
+                     or message ilike ${like})`
+        : sql``
+    }
+    ${f.from ? sql`and created_at >= ${f.from}::date` : sql``}
+    ${f.to ? sql`and created_at < ${f.to}::date + 1` : sql``}`
+}
+
+// The cursor is the last row's (created_at, id), opaque to the caller: the next page is everything strictly older.
+function cursorOf(s: string | null): [string, string] | null {
+  if (!s) return null
+  const [at, id] = Buffer.from(s, 'base64url').toString('utf8').split('|')
+  return at && !Number.isNaN(Date.parse(at)) && UUID.test(id ?? '') ? [at, id] : null
+}
+
+export interface LeadSummary {
+  id: string
+  name: string
+  email: string
+  company: string | null
+  service: string
+  created_at: Date
+}
+
+// At most `size` leads older than the cursor `after` (null or unreadable: the newest), and the cursor of the page
+// after them, when there is one.
+export async function leadsPage(sql: Sql, accountId: string, f: LeadFilter, after: string | null, size: number) {
+  const from = cursorOf(after)
+  const rows = await sql<(LeadSummary & { at: string })[]>`
+    select id, name, email, company, service, created_at,
+           to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
+    from leads where ${matching(sql, accountId, f)}
+    ${from ? sql`and (created_at, id) < (${from[0]}::timestamptz, ${from[1]}::uuid)` : sql``}
+    order by created_at desc, id desc limit ${size + 1}`
+  const leads: LeadSummary[] = rows.slice(0, size).map(({ at: _, ...lead }) => lead)
+  const last = rows[size - 1]
+  const next = rows.length > size ? Buffer.from(`${last.at}|${last.id}`).toString('base64url') : null
+  return { leads, next, first: from === null }
+}
+
+// The account's lead `id` with the name of the key that sent it, or null.
+export async function findLead(sql: Sql, accountId: string, id: string) {
+  if (!UUID.test(id)) return null
+  const [lead] = await sql<(LeadRecord & { created: Date; key_name: string | null })[]>`
+    select l.*, l.created_at as created, k.name as key_name from leads l left join api_keys k on k.prefix = l.key_prefix
+    where l.id = ${id} and l.account_id = ${accountId}`
+  return lead ?? null
+}
