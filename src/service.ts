@@ -21,7 +21,9 @@ import { createQuota } from './limits/quota.js'
 import { createRecorder } from './completions/recorder.js'
 import { createTickets } from './completions/reservation.js'
 import type { CallOptions, UpstreamConfig } from './completions/call.js'
-import { healthRoutes, leadsRoute, meRoute } from './api/routes.js'
+import { healthRoutes } from './api/health.js'
+import { leadsRoute } from './api/leads.js'
+import { meRoute } from './api/me.js'
 import { createDashboard } from './dashboard/dashboard.js'
 
 export interface ServiceOptions {
