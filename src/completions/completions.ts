@@ -7,7 +7,6 @@ import type { Recorder } from './recorder.js'
 import { refusedOutcome, type Ticket, type Tickets } from './reservation.js'
 import type { Principal } from '../accounts/auth.js'
 import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
-import { acceptCompletionRequest } from '../api/completion-request.js'
 import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type Usage } from './call.js'
 import { callUpstream, notConfigured } from './upstream.js'
 import { CallAbort } from './abort.js'
@@ -81,7 +80,6 @@ export function completionsRoute(deps: CompletionsDeps): Route {
     path: `${BASE}/ai/completions`,
     uses: ['key', 'quota', 'upstream'],
     body: CompletionRequest,
-    accept: acceptCompletionRequest,
     summary: 'Create a non-streaming language-model completion',
     operationId: 'createCompletion',
     responses: {

@@ -41,9 +41,6 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   path: string
   uses: Use[]
   body?: S
-  // The body's common shape checked by hand: what `body`'s parse returns for it, or undefined to let `body` decide
-  // (and word the errors). It must accept nothing `body` refuses.
-  accept?: (input: unknown) => v.InferOutput<S> | undefined
   // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
   headers?: Record<string, v.GenericSchema<string>>
   summary: string

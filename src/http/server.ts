@@ -178,7 +178,7 @@ export function createHttpServer(deps: HttpServerDeps) {
       }
       if (r.body) {
         const json = await readJson(req, config.STUDIO_BODY_LIMIT)
-        exchange.body = r.accept?.(json) ?? validate(r.body, json)
+        exchange.body = validate(r.body, json)
       } else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
       const pending = r.handle(exchange)
       const reply = pending instanceof Promise ? await pending : pending
