@@ -4,7 +4,7 @@ import t from 'tap'
 
 // ARCHITECTURE.md's code map lists the folders of src/ from the top down: a folder imports only folders below it,
 // except http/errors.ts (the one error type), which any folder may import. Only cli/ imports service.ts, and only
-// main.ts imports cli/.
+// main.ts imports cli/. Only the domain folders and storage/ hold SQL.
 const root = new URL('../../src/', import.meta.url).pathname
 const map = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8')
 const order = [...map.matchAll(/^- `src\/(\w+)\/`/gm)].map((m) => m[1])
@@ -38,4 +38,29 @@ t.test('only main.ts imports cli/', async (t) => {
   for (const file of files.filter((f) => !f.startsWith('cli/') && f !== 'main.ts'))
     for (const target of importsOf(file)) if (target.startsWith('cli/')) t.fail(`${file} imports ${target}`)
   t.pass('checked')
+})
+
+// SQL lives in the domain folders and storage/: everything else calls their functions. A query is a tagged template
+// on the pool or a transaction (`sql`, `tx`, with or without type arguments), or one of the driver's query methods.
+const SQL_HOMES = ['accounts', 'leads', 'limits', 'quota', 'completions', 'storage']
+const QUERY = /\b(?:\w*sql|tx)\s*(?:<[^`]{0,300}?>)?\s*`|\.(?:begin|unsafe|cursor|savepoint)\(|from 'postgres'/i
+
+t.test('SQL only in the domain folders and storage/', async (t) => {
+  for (const file of files.filter((f) => !SQL_HOMES.includes(f.split('/')[0]))) {
+    const found = QUERY.exec(readFileSync(join(root, file), 'utf8'))
+    if (found) t.fail(`${file}: ${found[0]}`)
+  }
+  t.pass('checked')
+})
+
+t.test('the SQL check finds queries', async (t) => {
+  for (const text of [
+    'sql`select 1`',
+    'await sql<{ id: string; n: number }[]>`select id`',
+    'tx`delete from x`',
+    'sql.begin(',
+  ]) {
+    t.ok(QUERY.test(text), text)
+  }
+  t.notOk(QUERY.test("import type { Sql } from '../storage/db.js'"), 'a type import of Sql')
 })
