@@ -1,7 +1,8 @@
-import { withTimeout, type Sql } from '../storage/db.js'
+import type { Sql } from '../storage/db.js'
 import { ApiError } from '../http/errors.js'
 import { hashSecret, parseKey, prefixOf, secretMatches } from './keys.js'
 import type { Logger } from '../ops/log.js'
+import { createKeyUsage } from './key-usage.js'
 
 export interface Principal {
   prefix: string
@@ -68,7 +69,6 @@ export function createKeyStore(
   { clock = Date.now, pollMs = 500, usageFlushMs = 5000, deadlineMs = 1500 } = {}
 ): KeyStore {
   const cache = new Map<string, CachedKey | null>()
-  const used = new Map<string, number>()
   let since: Date | null = null
   const accountListeners: ((accountId: string) => void)[] = []
   let polling: Promise<void> | null = null
@@ -112,32 +112,8 @@ export function createKeyStore(
     }
   }
 
-  // One flush at a time, each bounded: a frozen database must not stack transactions or hold shutdown.
-  let flushing: Promise<void> | null = null
-  const flushUsage = () => (flushing ??= flushBatch().finally(() => (flushing = null)))
-
-  async function flushBatch() {
-    if (used.size === 0) return
-    const batch = new Map(used)
-    used.clear()
-    // Rows are locked in prefix order first: processes flushing overlapping keys (workers, instances) then wait for
-    // each other instead of deadlocking, as they did when each updated in its own order.
-    const prefixes = [...batch.keys()].sort()
-    const times = prefixes.map((p) => new Date(batch.get(p)!).toISOString())
-    try {
-      const write = sql.begin(async (tx) => {
-        await tx`select 1 from api_keys where prefix = any(${prefixes}::text[]) order by prefix for update`
-        await tx`
-        update api_keys k set last_used_at = u.t
-        from unnest(${prefixes}::text[], ${times}::timestamptz[]) as u(p, t)
-        where k.prefix = u.p and (k.last_used_at is null or k.last_used_at < u.t)`
-      })
-      await withTimeout(write, deadlineMs)
-    } catch (e) {
-      for (const [p, t] of batch) if (!used.has(p)) used.set(p, t)
-      throw e
-    }
-  }
+  const usage = createKeyUsage(sql, deadlineMs)
+  const flushUsage = usage.flush
 
   // `key` (well formed, its checksum right) against the entry of its prefix. A key that matched is kept on the entry,
   // so its next request is compared with it instead of hashed again; the entry (bounded by MAX_CACHED) is dropped when
@@ -152,7 +128,7 @@ export function createKeyStore(
   function admit(entry: CachedKey | null, ok: boolean): Principal {
     const now = clock()
     if (!entry || !ok || entry.revokedAt <= now || entry.expiresAt <= now) throw unauthorized()
-    used.set(entry.principal.prefix, now)
+    usage.mark(entry.principal.prefix, now)
     return entry.principal
   }
 
