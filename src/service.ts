@@ -3,7 +3,7 @@ import { createHttpServer } from './http/server.js'
 import type { Route } from './http/route.js'
 import { createKeyStore, type KeyStore } from './accounts/auth.js'
 import type { Config } from './ops/config.js'
-import { openDatabase, type Database, type Sql } from './storage/db.js'
+import { deadlineError, openDatabase, type Database, type Sql } from './storage/db.js'
 import { isDatabaseDown } from './storage/database-down.js'
 import type { Logger } from './ops/log.js'
 import { createMetrics, type Metrics } from './ops/metrics.js'
@@ -17,9 +17,10 @@ import { completionsRoute, type CompletionsDeps } from './completions/completion
 import { openaiAdapter } from './completions/openai.js'
 import { openApiRoute } from './api/openapi.js'
 import { openLimiters } from './limits/limiters.js'
-import { createQuota } from './limits/quota.js'
+import { createQuota } from './quota/quota.js'
+import { postgresStore } from './quota/postgres-store.js'
+import { limitsByPlan } from './quota/plans.js'
 import { createRecorder } from './completions/recorder.js'
-import { createTickets } from './completions/reservation.js'
 import type { CallOptions, UpstreamConfig } from './completions/call.js'
 import { healthRoutes } from './api/health.js'
 import { leadsRoute } from './api/leads.js'
@@ -69,6 +70,22 @@ function guardDriverRejections(log: Logger) {
 }
 
 const SETTLE_MS = 2000
+const QUOTA_TICK_MS = 50
+
+async function openQuota(db: Database, config: Config, log: Logger, clock: () => number, metrics: Metrics) {
+  const quota = createQuota({
+    store: postgresStore(db.raw, { limits: limitsByPlan(config), leaseMs: config.STUDIO_QUOTA_LEASE_MS }),
+    limits: config,
+    log,
+    clock,
+    leaseMs: config.STUDIO_QUOTA_LEASE_MS,
+    timeoutMs: config.STUDIO_DB_TIMEOUT_MS,
+    deadlineError: () => deadlineError(config.STUDIO_DB_TIMEOUT_MS),
+    onRefused: () => metrics.refused('quota_exceeded'),
+  })
+  await quota.start()
+  return quota
+}
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
@@ -80,9 +97,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const dispatcher = opts.dispatcher ?? createDispatcher()
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
-  const quota = createQuota(db.raw, config, clock, config.STUDIO_DB_TIMEOUT_MS)
-  keys.onAccountChange(quota.drop)
   const metrics = opts.metrics ?? createMetrics()
+  const quota = await openQuota(db, config, log, clock, metrics)
+  const ticker = setInterval(quota.tick, QUOTA_TICK_MS).unref()
+  keys.onAccountChange(quota.drop)
   const limits = await openLimiters(config, { log, metrics, clock })
   const { limiter, authFailures } = limits
   metrics.gauge(
@@ -90,10 +108,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).',
     () => db.sql.options.max
   )
-  const tickets = createTickets(quota, log, metrics)
   const completions = {
     quota,
-    tickets,
     adapter: adapterFor(config),
     dispatcher,
     recorder,
@@ -152,7 +168,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         await limits.close()
         pages?.close()
         // Calls a forced close aborted still give their units back (bounded: their upstream calls are aborted).
-        await tickets.settled(SETTLE_MS)
+        await quota.settled(SETTLE_MS)
+        clearInterval(ticker)
         await Promise.all([keys.close(), recorder.close(), quota.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()

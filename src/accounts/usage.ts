@@ -1,6 +1,6 @@
 import type { Sql } from '../storage/db.js'
-import { type Month, monthOf } from '../limits/month.js'
-import { limitFor, type QuotaLimits } from '../limits/quota.js'
+import { type Month, monthOf } from '../quota/month.js'
+import { limitFor, type QuotaLimits } from '../quota/plans.js'
 
 // `studio usage`: per account, one calendar month (UTC): completions answered and failed, tokens, quota used and
 // left. It reads the completions table (one row per upstream call, outcome 'ok' when answered) and quota_usage

@@ -1,7 +1,7 @@
 import { unauthorized, type KeyStore, type Principal } from '../accounts/auth.js'
 import { callerOf } from '../accounts/caller.js'
 import { BASE, route, type Route } from '../http/route.js'
-import type { Quota } from '../limits/quota.js'
+import type { Quota } from '../quota/quota.js'
 import type { Sql } from '../storage/db.js'
 import { MeCache } from './me-cache.js'
 import { Caller } from './schemas.js'
@@ -24,7 +24,7 @@ const ME_TTL_MS = 1000
 
 // GET /me is answered from a cache (per account and user) of at most one second: dropped at once when this process
 // reserves or gives back quota for the account, and within the key poller's interval when its plan changes anywhere.
-// Its quota's `used` leaves out the units this process holds ahead for the account (limits/holds.ts).
+// Its quota's `used` leaves out the units this process holds ahead for the account (quota/ahead.ts).
 function createMe(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountChange'>) {
   const cache = new MeCache()
   const drop = (accountId: string) => cache.drop(accountId)
@@ -32,12 +32,12 @@ function createMe(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountChange'
   keys.onAccountChange(drop)
 
   async function load(principal: Principal, who: string, now: number) {
-    const heldBefore = quota.held(principal.accountId)
-    const caller = await callerOf(sql, principal.accountId, principal.userId, quota.month().month)
+    const [caller, used] = await Promise.all([
+      callerOf(sql, principal.accountId, principal.userId),
+      quota.used(principal.accountId),
+    ])
     if (!caller) throw unauthorized()
-    // Units held both before and after the read are surely in it (a refill or give-back may land in between).
-    const held = Math.min(heldBefore, quota.held(principal.accountId))
-    const status = quota.status(caller.plan, Math.max(0, caller.used - held))
+    const status = quota.status(caller.plan, used)
     const json = JSON.stringify({ user: caller.user, plan: caller.plan, quota: status })
     cache.set(principal.accountId, who, { until: now + ME_TTL_MS, monthEnds: Date.parse(status.resets_at), json })
     return { status: 200, json }

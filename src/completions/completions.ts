@@ -2,9 +2,10 @@ import type { Dispatcher } from 'undici'
 import { BASE, route, type Route } from '../http/route.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
-import type { Quota } from '../limits/quota.js'
+import type { Quota } from '../quota/quota.js'
+import type { Ticket } from '../quota/ticket.js'
+import { ApiError } from '../http/errors.js'
 import type { Recorder } from './recorder.js'
-import { refusedOutcome, type Ticket, type Tickets } from './reservation.js'
 import type { Principal } from '../accounts/auth.js'
 import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type Usage } from './call.js'
@@ -13,7 +14,6 @@ import { CallAbort } from './abort.js'
 
 export interface CompletionsDeps {
   quota: Quota
-  tickets: Tickets
   metrics?: Metrics
   adapter: Adapter
   dispatcher: Dispatcher
@@ -35,7 +35,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       upstream: adapter.name,
       status,
     })
-  const { tickets } = deps
+  const { quota } = deps
 
   type Record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => void
   const recordFor =
@@ -63,7 +63,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
   // that ran alongside it was refused and that is what aborted it (a call that failed on its own keeps its error).
   async function failed(e: unknown, ticket: Ticket, record: Record): Promise<never> {
     if (!(e instanceof UpstreamFailure)) throw e
-    const refused = e.outcome === 'client_closed' && ticket.abortedByRefusal() ? await ticket.refusal() : null
+    const refused = e.outcome === 'client_closed' && ticket.overlapped ? await ticket.decision() : null
     record(refused ? refusedOutcome(refused) : e.outcome, e.attempts, e.requestId)
     if (refused) throw refused
     log.warn('upstream call failed', {
@@ -94,8 +94,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       const onClose = () => res.writableFinished || cancel()
       // `on`, not `once` (no wrapper per call): a response closes once; the listener is taken off when the call ends.
       res.on('close', onClose)
-      const ticket = tickets(principal.accountId, cancel)
-      let consumed = false
+      const ticket = quota.ticket(principal.accountId, cancel)
       try {
         if (!ticket.overlapped) await ticket.committed()
         const t0 = performance.now()
@@ -120,18 +119,25 @@ export function completionsRoute(deps: CompletionsDeps): Route {
           return await failed(e, ticket, record)
         }
         const upstreamMs = performance.now() - t0
-        // The answer waits for the unit's commit; a refusal while the call ran is the caller's answer instead.
-        const refused = await ticket.refusal()
-        record(refused ? refusedOutcome(refused) : 'ok', r.attempts, r.requestId, r.completion.usage)
-        if (refused) throw refused
-        consumed = true
+        // The answer waits for its unit: committed, then spent (near the limit, counted first); a refusal meanwhile
+        // is the caller's answer instead.
+        try {
+          await ticket.spend()
+        } catch (refused) {
+          record(refusedOutcome(refused), r.attempts, r.requestId, r.completion.usage)
+          throw refused
+        }
+        record('ok', r.attempts, r.requestId, r.completion.usage)
         const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - started).toFixed(1)}`
         return { status: 200, body: r.completion, headers: { 'server-timing': timing } }
       } finally {
         res.off('close', onClose)
-        if (!consumed) await ticket.giveBack()
-        ticket.done()
+        await ticket.giveBack()
       }
     },
   })
 }
+
+// The completions table's outcome for a call whose unit was refused while the call was under way.
+const refusedOutcome = (e: unknown) =>
+  e instanceof ApiError && e.code === 'quota_exceeded' ? 'quota_exceeded' : 'quota_unavailable'

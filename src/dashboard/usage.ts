@@ -1,5 +1,5 @@
 import { type DayUsage, type KeyUsage, usageByAccount, usageByDay, usageByKey, usageMonth } from '../accounts/usage.js'
-import type { Month } from '../limits/month.js'
+import type { Month } from '../quota/month.js'
 import { html, type Html } from './html.js'
 import { empty, page } from './layout.js'
 import type { DashboardDeps, Page, PageCtx } from './page.js'

@@ -92,6 +92,11 @@ export const settings = {
   STUDIO_QUOTA_STARTER: { schema: quota, default: '5000', doc: 'completions per month, plan STARTER' },
   STUDIO_QUOTA_PRO: { schema: quota, default: '50000', doc: 'completions per month, plan PRO' },
   STUDIO_QUOTA_ENTERPRISE: { schema: quota, default: 'unlimited', doc: 'completions per month, plan ENTERPRISE' },
+  STUDIO_QUOTA_LEASE_MS: {
+    schema: int(1000, 600_000),
+    default: '30000',
+    doc: 'quota units a process reserved come back this long after it dies (its lease, renewed every third of it)',
+  },
   STUDIO_UPSTREAM: {
     schema: v.picklist(['anthropic', 'openai']),
     default: 'anthropic',

@@ -31,7 +31,7 @@ const base = {
 // and `reject`), so package.json pins postgres to one minor version; test/faults.test.ts proves it still works.
 // Tagged queries and sql.unsafe only: a transaction (sql.begin) would hang on its ROLLBACK anyway, so it is left to
 // the driver.
-const deadlineError = (ms: number) =>
+export const deadlineError = (ms: number) =>
   Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })
 
 // A promise (a transaction, which the per-query deadline does not cover) that fails with the deadline error after

@@ -3,12 +3,12 @@ import t, { type Test } from 'tap'
 import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
 import { openTestDatabase } from '../support/database.js'
 import { startTestServer } from '../support/server.js'
+import { eventually } from '../support/eventually.js'
 
 // A reservation that outlives its deadline (the quota row locked by another connection): its late commit is given
 // back even when the server shuts down meanwhile, and an overlapped call that fails on its own keeps its own error.
 // Needs a second connection holding a row lock: PostgreSQL only (the embedded database serves one at a time).
 
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms))
 const skip = process.env.DATABASE_URL ? false : 'needs DATABASE_URL (a lock held from a second connection)'
 
 async function setup(t: Test, email: string, thirdFails: boolean) {
@@ -39,8 +39,13 @@ async function setup(t: Test, email: string, thirdFails: boolean) {
     await held
   })
   await taken
+  // Units spent and held by any process, alive or not: what the account is charged or may still be.
   const used = async () =>
-    (await other<{ used: number }[]>`select used from quota_usage where account_id = ${account_id}`)[0].used
+    (
+      await other<{ used: number }[]>`
+      select q.used + (select coalesce(sum(units), 0)::int from quota_holds h where h.account_id = q.account_id) as used
+      from quota_usage q where account_id = ${account_id}`
+    )[0].used
   return {
     s,
     post,
@@ -56,7 +61,14 @@ t.test('shutdown waits for a late reservation and gives its unit back', { skip }
   const { s, post, unlock, used } = await setup(t, 'late-close@example.com', false)
   t.equal((await post()).status, 503, 'the reservation timed out')
   const closing = s.close()
-  await sleep(300)
+  await eventually(
+    () =>
+      fetch(`${s.url}/healthz`).then(
+        () => false,
+        () => true
+      ),
+    { what: 'the listener closed' }
+  )
   await unlock()
   await closing
   t.equal(await used(), 2, 'the late commit was given back before the pool closed')
@@ -67,13 +79,12 @@ t.test(
   { skip },
   async (t) => {
     const { post, unlock, used } = await setup(t, 'late-400@example.com', true)
-    const pending = post()
-    await sleep(600)
+    // The call's answer waits for its reservation to be decided: it timed out, the row still locked.
+    const r = await post()
     await unlock()
-    const r = await pending
     t.equal(r.status, 422, "the upstream 400 is the caller's invalid request")
     t.equal(((await r.json()) as { error: { code: string } }).error.code, 'invalid_request')
-    await sleep(500)
+    await eventually(async () => (await used()) === 2, { what: 'the late unit given back' })
     t.equal(await used(), 2, 'nothing charged for the failed call')
   }
 )
@@ -96,7 +107,7 @@ t.test(
           () => 'cut off'
         )
     )
-    for (let i = 0; i < 100 && upstream.seen.length < 3; i++) await sleep(20)
+    await eventually(() => upstream.seen.length >= 3, { what: 'three calls upstream' })
     t.equal(upstream.seen.length, 3, 'three calls under way')
     await s.close()
     t.same(await Promise.all(calls), ['cut off', 'cut off', 'cut off'])

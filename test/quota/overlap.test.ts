@@ -1,6 +1,7 @@
 import t from 'tap'
 import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
 import { startTestServer } from '../support/server.js'
+import { eventually } from '../support/eventually.js'
 
 // The reservation runs alongside the upstream call only when this process knows (from two answers) that units are
 // left: a refusal then (another process spent the rest) aborts the call and answers 429; before that, and once
@@ -35,11 +36,10 @@ t.test('a reservation refused while the call runs aborts it; then nothing reache
 
   const [{ used }] = await s.db.sql`select used from quota_usage`
   t.equal(used, 10, 'nothing was charged for the refused calls')
-  let outcomes: { outcome: string }[] = []
-  for (let i = 0; i < 50 && outcomes.length < 3; i++) {
-    await new Promise((ok) => setTimeout(ok, 100))
-    outcomes = await s.db.sql`select outcome from completions order by created_at`
-  }
+  const outcomes = await eventually(async () => {
+    const rows = await s.db.sql<{ outcome: string }[]>`select outcome from completions order by created_at`
+    return rows.length >= 3 && rows
+  })
   t.same(
     outcomes.map((o) => o.outcome),
     ['ok', 'ok', 'quota_exceeded'],
