@@ -1,0 +1,114 @@
+import type { Exchange, Reply } from '../http/route.js'
+import { ApiError } from '../http/errors.js'
+import type { Ticket } from '../quota/ticket.js'
+import type { Principal } from '../accounts/auth.js'
+import type { CompletionRequest } from '../api/schemas.js'
+import { type Attempted, UpstreamFailure, type Usage } from './call.js'
+import type { CompletionsDeps } from './completions.js'
+import { callUpstream, notConfigured } from './upstream.js'
+import { CallAbort } from './abort.js'
+
+// One completion: its quota ticket, the upstream call with its deadline and retries, the record of how it went, and
+// the answer, released only once its quota unit is spent.
+export function completeWith(deps: CompletionsDeps) {
+  const { adapter, recorder, log } = deps
+  const onAuthFailure = (status: number) =>
+    log.error(`the ${adapter.name} upstream refused our credentials (${status}): check the API key setting`, {
+      upstream: adapter.name,
+      status,
+    })
+  const { quota } = deps
+
+  type Record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => void
+  const recordFor =
+    (principal: Principal, alias: string, upstreamModel: string, t0: number): Record =>
+    (outcome, attempts, requestId, usage) => {
+      deps.metrics?.upstream(outcome, (performance.now() - t0) / 1000)
+      recorder.record({
+        account_id: principal.accountId,
+        key_prefix: principal.prefix,
+        model_alias: alias,
+        upstream_model: upstreamModel,
+        input_tokens: usage?.input_tokens ?? 0,
+        output_tokens: usage?.output_tokens ?? 0,
+        cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
+        cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
+        latency_ms: Math.round(performance.now() - t0),
+        attempts,
+        outcome,
+        upstream_request_id: requestId,
+        created_at: new Date(),
+      })
+    }
+
+  // A failed upstream call: recorded, and answered with its error, or with the quota's refusal when the reservation
+  // that ran alongside it was refused and that is what aborted it (a call that failed on its own keeps its error).
+  async function failed(e: unknown, ticket: Ticket, record: Record): Promise<never> {
+    if (!(e instanceof UpstreamFailure)) throw e
+    const refused = e.outcome === 'client_closed' && ticket.overlapped ? await ticket.decision() : null
+    record(refused ? refusedOutcome(refused) : e.outcome, e.attempts, e.requestId)
+    if (refused) throw refused
+    log.warn('upstream call failed', {
+      upstream: adapter.name,
+      outcome: e.outcome,
+      attempts: e.attempts,
+      upstream_request_id: e.requestId,
+    })
+    throw e.api
+  }
+
+  return async function complete({ principal, body, res, started }: Exchange<CompletionRequest>): Promise<Reply> {
+    const off = notConfigured(adapter)
+    if (off) throw off
+    const upstreamModel = adapter.models[body.model]
+    const abort = new CallAbort()
+    const cancel = () => abort.cancel()
+    const onClose = () => res.writableFinished || cancel()
+    // `on`, not `once` (no wrapper per call): a response closes once; the listener is taken off when the call ends.
+    res.on('close', onClose)
+    const ticket = quota.ticket(principal.accountId, cancel)
+    try {
+      if (!ticket.overlapped) await ticket.committed()
+      const t0 = performance.now()
+      const record = recordFor(principal, body.model, upstreamModel, t0)
+      const call = {
+        model: upstreamModel,
+        messages: body.messages,
+        system: body.system,
+        max_tokens: body.max_tokens,
+        temperature: body.temperature,
+      }
+      let r: Attempted
+      try {
+        r = await callUpstream(adapter, call, {
+          dispatcher: deps.dispatcher,
+          timeoutMs: deps.timeoutMs,
+          abort,
+          onAuthFailure,
+          backoff: deps.backoff,
+        })
+      } catch (e) {
+        return await failed(e, ticket, record)
+      }
+      const upstreamMs = performance.now() - t0
+      // The answer waits for its unit: committed, then spent (near the limit, counted first); a refusal meanwhile
+      // is the caller's answer instead.
+      try {
+        await ticket.spend()
+      } catch (refused) {
+        record(refusedOutcome(refused), r.attempts, r.requestId, r.completion.usage)
+        throw refused
+      }
+      record('ok', r.attempts, r.requestId, r.completion.usage)
+      const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - started).toFixed(1)}`
+      return { status: 200, body: r.completion, headers: { 'server-timing': timing } }
+    } finally {
+      res.off('close', onClose)
+      await ticket.giveBack()
+    }
+  }
+}
+
+// The completions table's outcome for a call whose unit was refused while the call was under way.
+const refusedOutcome = (e: unknown) =>
+  e instanceof ApiError && e.code === 'quota_exceeded' ? 'quota_exceeded' : 'quota_unavailable'
