@@ -26,6 +26,7 @@ import { healthRoutes } from './api/health.js'
 import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
 import { createDashboard } from './dashboard/dashboard.js'
+import { EVENT_ENVELOPES } from './events/catalogue.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -51,7 +52,7 @@ export const adapterFor = (config: UpstreamConfig) =>
 
 export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps): Route[] {
   const api: Route[] = [meRoute(sql, completions.quota, keys), completionsRoute(completions), leadsRoute(sql)]
-  return [...api, openApiRoute(api)]
+  return [...api, openApiRoute(api, EVENT_ENVELOPES)]
 }
 
 // postgres.js fetches the array types on every new connection and holds no handler on that query: a connection lost

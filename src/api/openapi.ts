@@ -3,8 +3,9 @@ import * as v from 'valibot'
 import { type ErrorCode, statusOf } from '../http/errors.js'
 import { BASE, type ResponseDoc, type Route, route } from '../http/route.js'
 import { ANY_ROUTE, answersOf } from '../http/uses.js'
+import { webhooksDoc } from './openapi-webhooks.js'
 
-type Json = Record<string, unknown>
+export type Json = Record<string, unknown>
 
 // The OpenAPI 3.1 document, built from the route declarations: each operation's successes are declared by its
 // route, its error responses derived from what the route uses (http/uses.ts). The answers any route can give are
@@ -108,7 +109,7 @@ function errorResponses(codes: ErrorCode[]): Record<string, Json> {
   return out
 }
 
-type Ref = (s: v.GenericSchema) => Json
+export type Ref = (s: v.GenericSchema) => Json
 
 function successResponse(doc: ResponseDoc, ref: Ref): Json {
   return {
@@ -148,7 +149,8 @@ const options = (): Json => ({
   },
 })
 
-export function buildOpenApi(routes: Route[]): Json {
+// `webhooks`: each event type's envelope schema (events/catalogue.ts), documented as OpenAPI 3.1 webhooks.
+export function buildOpenApi(routes: Route[], webhooks: Record<string, v.GenericSchema> = {}): Json {
   const schemas: Record<string, Json> = {}
   const ref: Ref = (s) => {
     const title = (s as { pipe?: { type: string; title?: string }[] }).pipe?.find((p) => p.type === 'title')?.title
@@ -163,10 +165,10 @@ export function buildOpenApi(routes: Route[]): Json {
     const item = (paths[r.path.slice(BASE.length)] ??= { options: options() })
     item[r.method.toLowerCase()] = operation(r, ref)
   }
-  return document(paths, schemas)
+  return document(paths, webhooksDoc(webhooks, ref), schemas)
 }
 
-function document(paths: Json, schemas: Json): Json {
+function document(paths: Json, webhooks: Json, schemas: Json): Json {
   return {
     openapi: '3.1.0',
     info: {
@@ -180,6 +182,7 @@ function document(paths: Json, schemas: Json): Json {
     servers: [{ url: BASE }],
     security: [{ bearerAuth: [] }],
     paths,
+    webhooks,
     components: {
       schemas,
       responses: sharedResponses(),
@@ -194,7 +197,7 @@ function document(paths: Json, schemas: Json): Json {
   }
 }
 
-export function openApiRoute(routes: Route[]): Route {
+export function openApiRoute(routes: Route[], webhooks: Record<string, v.GenericSchema> = {}): Route {
   let body: string | undefined
   const self: Route = route({
     method: 'GET',
@@ -204,7 +207,7 @@ export function openApiRoute(routes: Route[]): Route {
     operationId: 'getOpenApi',
     responses: { 200: { description: 'The OpenAPI 3.1 description of this API', schema: OpenApiDocument } },
     handle() {
-      body ??= JSON.stringify(buildOpenApi([...routes, self]))
+      body ??= JSON.stringify(buildOpenApi([...routes, self], webhooks))
       return { status: 200, json: body }
     },
   })

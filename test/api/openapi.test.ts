@@ -7,6 +7,7 @@ import createClient from 'openapi-fetch'
 import t from 'tap'
 import type { paths } from '../../clients/typescript/src/openapi.js'
 import { CLIENT_TYPES, clientTypes } from '../support/client-types.js'
+import { resolve } from '../support/json-schema.js'
 import { issueKey, startTestServer } from '../support/server.js'
 
 const run = promisify(execFile)
@@ -45,6 +46,37 @@ t.test('it carries the constraints of the validating schemas', async (t) => {
   )
   t.ok(doc.paths['/me'].get.responses['401'])
   t.same(doc.components.schemas.Caller.properties.plan.enum, ['FREE', 'STARTER', 'PRO', 'ENTERPRISE'])
+})
+
+t.test('the top-level webhooks map documents every event type with its envelope', async (t) => {
+  const { EVENT_TYPES } = await import('../../src/events/catalogue.js')
+  t.same(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort())
+  const schemaOf = (type: string): any =>
+    resolve(doc, doc.webhooks[type].post.requestBody.content['application/json'].schema.$ref)
+  for (const type of EVENT_TYPES) {
+    const envelope = schemaOf(type)
+    t.same(envelope.required.sort(), ['data', 'timestamp', 'type'], type)
+    t.equal(envelope.properties.type.const, type)
+    t.equal(envelope.properties.timestamp.format, 'date-time')
+    const headers = doc.webhooks[type].post.parameters.map((p: { name: string }) => p.name)
+    t.same(headers, ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+  }
+  const lead = schemaOf('lead.created').properties.data
+  const input = doc.components.schemas.LeadInput
+  for (const field of Object.keys(input.properties)) t.ok(lead.properties[field], `lead.created carries ${field}`)
+  t.same(lead.properties.utm.type, 'object')
+  t.same(lead.required.sort(), [...input.required, 'id', 'createdAt', 'keyPrefix'].sort())
+  for (const type of ['key.created', 'key.rotated', 'key.revoked']) {
+    const data = schemaOf(type).properties.data
+    t.ok(
+      ['prefix', 'name', 'who'].every((f) => data.required.includes(f)),
+      type
+    )
+    t.notOk(
+      Object.keys(data.properties).some((f) => /secret|key$/i.test(f)),
+      `${type} has no secret`
+    )
+  }
 })
 
 t.test('redocly lint finds no error', async (t) => {

@@ -2,6 +2,7 @@
 // OpenAPI document the server serves.
 import { writeFileSync } from 'node:fs'
 import { buildOpenApi } from '../../src/api/openapi.js'
+import { EVENT_ENVELOPES } from '../../src/events/catalogue.js'
 import { parseConfig } from '../../src/ops/config.js'
 import { adapterFor, apiRoutes } from '../../src/service.js'
 import { CLIENT_TYPES, clientTypes } from './client-types.js'
@@ -11,6 +12,7 @@ const doc = buildOpenApi(
     null as never,
     { onAccountChange() {} } as never,
     { adapter: adapterFor(parseConfig({})), quota: { onChange() {} } } as never
-  )
+  ),
+  EVENT_ENVELOPES
 )
 writeFileSync(CLIENT_TYPES, await clientTypes(doc))

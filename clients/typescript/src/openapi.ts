@@ -178,7 +178,110 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "lead.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A lead was created through the API */
+        post: operations["onLeadCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An API key was created */
+        post: operations["onKeyCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An API key was rotated (a new key replaces it; the old one expires after its grace period) */
+        post: operations["onKeyRotated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An API key was revoked */
+        post: operations["onKeyRevoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.warning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account has used 80% of this month’s AI quota (at most once per month) */
+        post: operations["onQuotaWarning"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account has used all of this month’s AI quota (at most once per month) */
+        post: operations["onQuotaExhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Caller */
@@ -285,6 +388,160 @@ export interface components {
             info: {
                 title: string;
                 version: string;
+            };
+        };
+        /**
+         * LeadCreatedEvent
+         * @description A lead was created through the API
+         */
+        LeadCreatedEvent: {
+            /** @constant */
+            type: "lead.created";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /** @description Name of the person asking. */
+                name: string;
+                /**
+                 * Format: email
+                 * @description Where to answer.
+                 */
+                email: string;
+                /** @description The service the lead is interested in. */
+                service: string;
+                /** @description What the lead wrote. */
+                message: string;
+                phone?: string;
+                company?: string;
+                budget?: string;
+                locale?: string;
+                source?: string;
+                utm?: {
+                    source?: string;
+                    medium?: string;
+                    campaign?: string;
+                };
+                /**
+                 * Format: uuid
+                 * @description Identifier of the lead.
+                 */
+                id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Prefix of the API key that created the lead. */
+                keyPrefix: string;
+            };
+        };
+        /**
+         * KeyCreatedEvent
+         * @description An API key was created
+         */
+        KeyCreatedEvent: {
+            /** @constant */
+            type: "key.created";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /** @description The public prefix of the key (never its secret). */
+                prefix: string;
+                /** @description The key’s name. */
+                name: string | null;
+                /** @description Email of the user who made the change; null when it was made from the command line. */
+                who: string | null;
+            };
+        };
+        /**
+         * KeyRotatedEvent
+         * @description An API key was rotated (a new key replaces it; the old one expires after its grace period)
+         */
+        KeyRotatedEvent: {
+            /** @constant */
+            type: "key.rotated";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /** @description The public prefix of the key (never its secret). */
+                prefix: string;
+                /** @description The key’s name. */
+                name: string | null;
+                /** @description Email of the user who made the change; null when it was made from the command line. */
+                who: string | null;
+                /** @description Prefix of the key that replaces it. */
+                newPrefix: string;
+            };
+        };
+        /**
+         * KeyRevokedEvent
+         * @description An API key was revoked
+         */
+        KeyRevokedEvent: {
+            /** @constant */
+            type: "key.revoked";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /** @description The public prefix of the key (never its secret). */
+                prefix: string;
+                /** @description The key’s name. */
+                name: string | null;
+                /** @description Email of the user who made the change; null when it was made from the command line. */
+                who: string | null;
+            };
+        };
+        /**
+         * QuotaWarningEvent
+         * @description The account has used 80% of this month’s AI quota (at most once per month)
+         */
+        QuotaWarningEvent: {
+            /** @constant */
+            type: "quota.warning";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /** @description The calendar month (UTC), YYYY-MM. */
+                month: string;
+                plan: string;
+                /** @description Completions the plan allows this month. */
+                limit: number;
+                /** @description Completions used when the event was made. */
+                used: number;
+            };
+        };
+        /**
+         * QuotaExhaustedEvent
+         * @description The account has used all of this month’s AI quota (at most once per month)
+         */
+        QuotaExhaustedEvent: {
+            /** @constant */
+            type: "quota.exhausted";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /** @description The calendar month (UTC), YYYY-MM. */
+                month: string;
+                plan: string;
+                /** @description Completions the plan allows this month. */
+                limit: number;
+                /** @description Completions used when the event was made. */
+                used: number;
             };
         };
     };
@@ -1066,6 +1323,222 @@ export interface operations {
                         };
                     };
                 };
+            };
+        };
+    };
+    onLeadCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onKeyCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onKeyRotated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRotatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onKeyRevoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyRevokedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onQuotaWarning: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaWarningEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onQuotaExhausted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaExhaustedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,0 +1,69 @@
+import * as v from 'valibot'
+import { LeadInput } from '../api/schemas.js'
+
+// Every event the service sends, each type with its `data`, declared once: the outbox writes what these describe,
+// the OpenAPI document's `webhooks` map is generated from them, and the tests hold deliveries against them.
+
+const timestamp = v.pipe(v.string(), v.isoTimestamp())
+const prefix = v.pipe(v.string(), v.description('The public prefix of the key (never its secret).'))
+const who = v.pipe(
+  v.nullable(v.string()),
+  v.description('Email of the user who made the change; null when it was made from the command line.')
+)
+
+const LeadCreatedData = v.object({
+  ...LeadInput.pipe[0].entries,
+  id: v.pipe(v.string(), v.uuid(), v.description('Identifier of the lead.')),
+  createdAt: timestamp,
+  keyPrefix: v.pipe(v.string(), v.description('Prefix of the API key that created the lead.')),
+})
+
+const keyData = (extra: v.ObjectEntries = {}) =>
+  v.object({ prefix, name: v.pipe(v.nullable(v.string()), v.description('The key’s name.')), who, ...extra })
+
+const quotaData = v.object({
+  month: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}$/), v.description('The calendar month (UTC), YYYY-MM.')),
+  plan: v.string(),
+  limit: v.pipe(v.number(), v.integer(), v.description('Completions the plan allows this month.')),
+  used: v.pipe(v.number(), v.integer(), v.description('Completions used when the event was made.')),
+})
+
+const EVENT_DATA = {
+  'lead.created': LeadCreatedData,
+  'key.created': keyData(),
+  'key.rotated': keyData({ newPrefix: v.pipe(v.string(), v.description('Prefix of the key that replaces it.')) }),
+  'key.revoked': keyData(),
+  'quota.warning': quotaData,
+  'quota.exhausted': quotaData,
+} as const
+
+const summaries: Record<EventType, string> = {
+  'lead.created': 'A lead was created through the API',
+  'key.created': 'An API key was created',
+  'key.rotated': 'An API key was rotated (a new key replaces it; the old one expires after its grace period)',
+  'key.revoked': 'An API key was revoked',
+  'quota.warning': 'The account has used 80% of this month’s AI quota (at most once per month)',
+  'quota.exhausted': 'The account has used all of this month’s AI quota (at most once per month)',
+}
+
+export type EventType = keyof typeof EVENT_DATA
+export const EVENT_TYPES = Object.keys(EVENT_DATA) as EventType[]
+
+const titleOf = (type: string) => `${type.replace(/(^|\.)(\w)/g, (_, __, c: string) => c.toUpperCase())}Event`
+
+// The Standard Webhooks envelope of one type: `{type, timestamp, data}`, the timestamp an RFC 3339 date-time.
+const envelope = (type: EventType) =>
+  v.pipe(
+    v.object({
+      type: v.literal(type),
+      timestamp: v.pipe(timestamp, v.description('When the event happened (RFC 3339).')),
+      data: EVENT_DATA[type],
+    }),
+    v.title(titleOf(type)),
+    v.description(summaries[type])
+  )
+
+export const EVENT_ENVELOPES = Object.fromEntries(EVENT_TYPES.map((t) => [t, envelope(t)])) as Record<
+  EventType,
+  ReturnType<typeof envelope>
+>
