@@ -1,0 +1,19 @@
+import { isIP } from 'node:net'
+import { Agent, buildConnector, type Dispatcher } from 'undici'
+import { checkedLookup, ForbiddenAddressError, isForbiddenAddress } from './address.js'
+
+// The undici Agent webhooks are posted through. Unless private addresses are allowed, its connections go only to
+// addresses that were checked: a host name is resolved by a lookup that refuses forbidden addresses (and the socket
+// connects to what it returned), an IP literal is checked as it is.
+export function createWebhookDispatcher(allowPrivate: boolean): Dispatcher {
+  if (allowPrivate) return new Agent({ connections: 16 })
+  const connector = buildConnector({ lookup: checkedLookup })
+  return new Agent({
+    connections: 16,
+    connect(options, callback) {
+      const host = options.hostname.replace(/^\[|\]$/g, '')
+      if (isIP(host) && isForbiddenAddress(host)) return callback(new ForbiddenAddressError(host, host), null)
+      connector(options, callback)
+    },
+  })
+}
