@@ -22,7 +22,10 @@ await build({
   target: 'node20',
   minify: !process.env.STUDIO_BUILD_DEBUG,
   legalComments: 'none',
-  define: { STUDIO_MIGRATIONS: JSON.stringify(migrations) },
+  define: {
+    STUDIO_MIGRATIONS: JSON.stringify(migrations),
+    STUDIO_VERSION: JSON.stringify(JSON.parse(readFileSync('package.json', 'utf8')).version),
+  },
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   logLevel: 'warning',
 })

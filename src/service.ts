@@ -27,6 +27,7 @@ import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
 import { createDashboard } from './dashboard/dashboard.js'
 import { EVENT_ENVELOPES } from './events/catalogue.js'
+import { startWebhooks, type WebhooksDeps } from './events/webhooks.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -35,6 +36,7 @@ export interface ServiceOptions {
   dispatcher?: Dispatcher
   backoff?: CallOptions['backoff']
   metrics?: Metrics
+  webhooks?: WebhooksDeps['options']
 }
 
 export interface Service {
@@ -109,6 +111,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).',
     () => db.sql.options.max
   )
+  const webhooks = startWebhooks({ db, config, log, metrics, clock, options: opts.webhooks })
   const completions = {
     quota,
     adapter: adapterFor(config),
@@ -171,6 +174,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         // Calls a forced close aborted still give their units back (bounded: their upstream calls are aborted).
         await quota.settled(SETTLE_MS)
         clearInterval(ticker)
+        // No request can make an event any more: the webhook worker stops and gives back what it had claimed.
+        await webhooks.close()
         await Promise.all([keys.close(), recorder.close(), quota.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()

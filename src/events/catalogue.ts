@@ -48,6 +48,7 @@ const summaries: Record<EventType, string> = {
 
 export type EventType = keyof typeof EVENT_DATA
 export const EVENT_TYPES = Object.keys(EVENT_DATA) as EventType[]
+export type EventData<T extends EventType> = v.InferOutput<(typeof EVENT_DATA)[T]>
 
 const titleOf = (type: string) => `${type.replace(/(^|\.)(\w)/g, (_, __, c: string) => c.toUpperCase())}Event`
 

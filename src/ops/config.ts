@@ -146,6 +146,19 @@ export const settings = {
     schema: url,
     doc: 'base of every link the service prints (sign-in links); unset → http://HOST:PORT',
   },
+  STUDIO_WEBHOOKS_ALLOW_PRIVATE: {
+    schema: v.pipe(
+      v.picklist(['true', 'false'], 'must be true or false'),
+      v.transform((s) => s === 'true')
+    ),
+    default: 'false',
+    doc: 'true lets webhook endpoints be http:// and on loopback, private or link-local addresses (own network)',
+  },
+  STUDIO_WEBHOOKS_TIMEOUT_MS: {
+    schema: int(100, 600_000),
+    default: '15000',
+    doc: 'a webhook endpoint must answer 2xx within this long, else the delivery is retried',
+  },
   STUDIO_METRICS_PORT: { schema: port, doc: 'port of the Prometheus /metrics listener; unset → off' },
   STUDIO_METRICS_HOST: { schema: text, default: '127.0.0.1', doc: 'address of the /metrics listener' },
 } satisfies Record<string, Setting>

@@ -135,6 +135,8 @@ export interface Metrics {
   gauge(name: string, help: string, read: () => number): void
   // A counter without labels, shown from 0; returns the function that adds one.
   counter(name: string, help: string): () => void
+  // A counter by one label, each of `values` shown from 0; returns the function that adds one for a value.
+  counterBy(name: string, help: string, label: string, values: readonly string[]): (value: string) => void
   render(): string
 }
 
@@ -210,6 +212,12 @@ export function createMetrics(): Metrics {
       counter.inc(undefined, undefined, 0)
       families.push(counter)
       return () => counter.inc()
+    },
+    counterBy(name, help, label, values) {
+      const counter = new Counter(name, help, [label])
+      for (const value of values) counter.inc(value, undefined, 0)
+      families.push(counter)
+      return (value) => counter.inc(value)
     },
     render() {
       const out: string[] = []

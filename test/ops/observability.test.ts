@@ -183,6 +183,9 @@ t.test('GET /metrics on its own listener', async (t) => {
     studio_upstream_duration_seconds: 'histogram',
     studio_refused_total: 'counter',
     studio_db_pool_max_connections: 'gauge',
+    studio_webhook_attempts_total: 'counter',
+    studio_webhook_deliveries_waiting: 'gauge',
+    studio_webhook_oldest_waiting_seconds: 'gauge',
   })
 })
 

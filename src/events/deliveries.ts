@@ -1,0 +1,103 @@
+import type { Sql } from '../storage/db.js'
+
+// The deliveries table's life: claimed by one process (FOR UPDATE SKIP LOCKED, then a lease: a process that dies
+// holding a claim loses it when the lease ends), then finished by that process and logged as an attempt.
+
+export interface Claimed {
+  eventId: string
+  endpointId: string
+  attempts: number
+  body: string
+  url: string
+  secrets: string[]
+  failingSince: Date | null
+  claimedUntil: Date
+}
+
+export async function claimDue(sql: Sql, now: Date, leaseMs: number, limit: number): Promise<Claimed[]> {
+  const until = new Date(now.getTime() + leaseMs)
+  const rows = await sql<(Omit<Claimed, 'secrets'> & { secret: string; previous: string | null })[]>`
+    with due as (
+      select d.event_id, d.endpoint_id from webhook_deliveries d
+      where d.state = 'pending' and d.next_at <= ${now} and (d.claimed_until is null or d.claimed_until <= ${now})
+      order by d.next_at limit ${limit}
+      for update of d skip locked
+    )
+    update webhook_deliveries d set claimed_until = ${until}
+    from due, events e, webhook_endpoints w
+    where d.event_id = due.event_id and d.endpoint_id = due.endpoint_id and e.id = d.event_id
+      and w.id = d.endpoint_id and w.disabled_reason is null
+    returning d.event_id as "eventId", d.endpoint_id as "endpointId", d.attempts, e.body, w.url,
+      w.secret, case when w.previous_secret_until > ${now} then w.previous_secret end as previous,
+      w.failing_since as "failingSince", d.claimed_until as "claimedUntil"`
+  return rows.map(({ secret, previous, ...d }) => ({ ...d, secrets: previous ? [secret, previous] : [secret] }))
+}
+
+// Gives claims back without counting an attempt (a process stopping), so that another process takes them at once.
+export async function releaseClaims(sql: Sql, claims: Claimed[]): Promise<void> {
+  for (const c of claims) {
+    await sql`update webhook_deliveries set claimed_until = null
+      where event_id = ${c.eventId} and endpoint_id = ${c.endpointId} and claimed_until = ${c.claimedUntil}`
+  }
+}
+
+export interface Attempt {
+  at: Date
+  status: number | null
+  durationMs: number
+  answer: string
+}
+
+export type Outcome =
+  | { kind: 'delivered' }
+  | { kind: 'retry'; nextAt: Date }
+  | { kind: 'failed' }
+  | { kind: 'disable'; reason: string }
+
+// Logs the attempt and moves the delivery (and its endpoint) on, if this process still holds the claim.
+export async function finishAttempt(sql: Sql, c: Claimed, attempt: Attempt, outcome: Outcome): Promise<void> {
+  const state = outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'retry' ? 'pending' : 'failed'
+  const nextAt = outcome.kind === 'retry' ? outcome.nextAt : attempt.at
+  await sql.begin(async (tx) => {
+    const held = await tx`
+      update webhook_deliveries
+      set state = ${state}, attempts = attempts + 1, next_at = ${nextAt}, claimed_until = null,
+          last_status = ${attempt.status}
+      where event_id = ${c.eventId} and endpoint_id = ${c.endpointId} and claimed_until = ${c.claimedUntil}
+      returning 1`
+    if (!held.length) return
+    await tx`
+      insert into webhook_attempts (event_id, endpoint_id, at, status, duration_ms, answer)
+      values (${c.eventId}, ${c.endpointId}, ${attempt.at}, ${attempt.status}, ${attempt.durationMs},
+              ${attempt.answer})`
+    if (outcome.kind === 'delivered') {
+      await tx`update webhook_endpoints set failing_since = null where id = ${c.endpointId}`
+    } else if (outcome.kind === 'disable') {
+      await tx`update webhook_endpoints set disabled_reason = ${outcome.reason} where id = ${c.endpointId}`
+      await tx`update webhook_deliveries set state = 'cancelled'
+        where endpoint_id = ${c.endpointId} and state = 'pending'`
+    } else {
+      await tx`update webhook_endpoints set failing_since = coalesce(failing_since, ${attempt.at})
+        where id = ${c.endpointId}`
+    }
+  })
+}
+
+// What is waiting: pending deliveries and the age of the oldest one's event.
+export async function backlog(sql: Sql, now: Date): Promise<{ waiting: number; oldestSeconds: number }> {
+  const [row] = await sql<{ waiting: number; oldest: Date | null }[]>`
+    select count(*)::int as waiting, min(e.created_at) as oldest
+    from webhook_deliveries d join events e on e.id = d.event_id where d.state = 'pending'`
+  return {
+    waiting: row.waiting,
+    oldestSeconds: row.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0,
+  }
+}
+
+// Events, deliveries and attempts are kept 30 days; an event is kept while a delivery of it is still pending.
+export async function prune(sql: Sql, now: Date): Promise<void> {
+  const before = new Date(now.getTime() - 30 * 86_400_000)
+  await sql`delete from webhook_attempts where at < ${before}`
+  await sql`delete from events e where e.created_at < ${before}
+    and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.state = 'pending')`
+}

@@ -1,0 +1,79 @@
+import type { Sql } from '../storage/db.js'
+import type { EventType } from './catalogue.js'
+import { type EndpointInput, checkEndpoint } from './endpoint-input.js'
+import { newSecret } from './signature.js'
+
+export interface Endpoint {
+  id: string
+  accountId: string
+  url: string
+  events: EventType[] | null
+  description: string | null
+  disabledReason: string | null
+  createdAt: Date
+  // The status of the last attempt to deliver to it (null: no answer, or none yet), and when it was.
+  lastStatus: number | null
+  lastAttemptAt: Date | null
+}
+
+const ROTATION_OVERLAP_HOURS = 24
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+// A new endpoint of the account; its secret is returned here and never shown again.
+export async function addEndpoint(sql: Sql, input: EndpointInput, allowPrivate: boolean) {
+  const e = await checkEndpoint(input, allowPrivate)
+  const secret = newSecret()
+  const [row] = await sql<{ id: string }[]>`
+    insert into webhook_endpoints (account_id, url, event_types, description, secret)
+    values (${e.accountId}, ${e.url}, ${e.events}, ${e.description}, ${secret}) returning id`
+  return { id: row.id, secret }
+}
+
+export const listEndpoints = (sql: Sql, accountId?: string) => sql<Endpoint[]>`
+  select w.id, w.account_id as "accountId", w.url, w.event_types as events, w.description,
+         w.disabled_reason as "disabledReason", w.created_at as "createdAt",
+         last.status as "lastStatus", last.at as "lastAttemptAt"
+  from webhook_endpoints w
+  left join lateral (
+    select a.status, a.at from webhook_attempts a where a.endpoint_id = w.id order by a.at desc, a.id desc limit 1
+  ) last on true
+  where ${accountId === undefined ? sql`true` : sql`w.account_id = ${accountId}`}
+  order by w.created_at, w.id`
+
+export async function removeEndpoint(sql: Sql, id: string): Promise<boolean> {
+  if (!UUID.test(id)) return false
+  return (await sql`delete from webhook_endpoints where id = ${id} returning id`).length === 1
+}
+
+// Disabling cancels the endpoint's pending deliveries; enabled again, it receives the events made from then on.
+export async function disableEndpoint(sql: Sql, id: string, reason: string): Promise<boolean> {
+  if (!UUID.test(id)) return false
+  const rows = await sql`
+    with endpoint as (
+      update webhook_endpoints set disabled_reason = ${reason} where id = ${id} returning id
+    ), cancelled as (
+      update webhook_deliveries set state = 'cancelled'
+      where endpoint_id in (select id from endpoint) and state = 'pending'
+    )
+    select id from endpoint`
+  return rows.length === 1
+}
+
+export async function enableEndpoint(sql: Sql, id: string): Promise<boolean> {
+  if (!UUID.test(id)) return false
+  const rows = await sql`
+    update webhook_endpoints set disabled_reason = null, failing_since = null where id = ${id} returning id`
+  return rows.length === 1
+}
+
+// A new secret; for the next 24 hours the old one signs too (both signatures in webhook-signature).
+export async function rotateSecret(sql: Sql, id: string, now: Date): Promise<string | null> {
+  if (!UUID.test(id)) return null
+  const secret = newSecret()
+  const rows = await sql`
+    update webhook_endpoints
+    set previous_secret = secret, secret = ${secret},
+        previous_secret_until = ${now}::timestamptz + ${ROTATION_OVERLAP_HOURS} * interval '1 hour'
+    where id = ${id} returning id`
+  return rows.length === 1 ? secret : null
+}

@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto'
+import type { Sql } from '../storage/db.js'
+import type { EventData, EventType } from './catalogue.js'
+
+export const WAKE_CHANNEL = 'studio_webhooks'
+
+export interface RecordedEvent {
+  id: string
+  body: string
+}
+
+const eventId = () => `evt_${randomBytes(16).toString('base64url')}`
+
+// Writes an event in the caller's transaction (`tx`), with one pending delivery per enabled endpoint of the account
+// that wants its type, and wakes the delivery workers once it commits. The body is the envelope exactly as every
+// attempt will send it.
+export async function recordEvent<T extends EventType>(
+  tx: Sql,
+  accountId: string,
+  event: { type: T; data: EventData<T> },
+  at: Date
+): Promise<RecordedEvent> {
+  const id = eventId()
+  const body = JSON.stringify({ type: event.type, timestamp: at.toISOString(), data: event.data })
+  await tx`
+    with event as (
+      insert into events (id, account_id, type, body, created_at)
+      values (${id}, ${accountId}, ${event.type}, ${body}, ${at}) returning id
+    ), fanned as (
+      insert into webhook_deliveries (event_id, endpoint_id, next_at)
+      select event.id, w.id, ${at} from event, webhook_endpoints w
+      where w.account_id = ${accountId} and w.disabled_reason is null
+        and (w.event_types is null or ${event.type} = any(w.event_types))
+      returning 1
+    )
+    select pg_notify(${WAKE_CHANNEL}, '') from fanned limit 1`
+  return { id, body }
+}

@@ -1,0 +1,63 @@
+import type { Dispatcher } from 'undici'
+import type { Config } from '../ops/config.js'
+import type { Logger } from '../ops/log.js'
+import type { Metrics } from '../ops/metrics.js'
+import { version } from '../ops/version.js'
+import type { Database } from '../storage/db.js'
+import { createWebhookDispatcher } from './dispatcher.js'
+import { startDeliveryWorker, type WorkerOptions } from './worker.js'
+
+export interface WebhooksDeps {
+  db: Database
+  config: Pick<Config, 'STUDIO_WEBHOOKS_ALLOW_PRIVATE' | 'STUDIO_WEBHOOKS_TIMEOUT_MS'>
+  log: Logger
+  metrics: Metrics
+  clock: () => number
+  // Tests: a dispatcher of their own, a fixed random, a shorter poll.
+  options?: Partial<Pick<WorkerOptions, 'dispatcher' | 'random' | 'pollMs' | 'concurrency'>>
+}
+
+const OUTCOMES = ['delivered', 'retry', 'failed', 'disable'] as const
+
+// The webhook delivery worker of this process, with its dispatcher and metrics; `close` stops it and gives its claims
+// back (before the database closes).
+export function startWebhooks({ db, config, log, metrics, clock, options = {} }: WebhooksDeps) {
+  const own: Dispatcher | undefined = options.dispatcher
+    ? undefined
+    : createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+  const onOutcome = metrics.counterBy(
+    'studio_webhook_attempts_total',
+    'Webhook delivery attempts, by outcome: delivered, retry (failed, tried again later), failed (the schedule ' +
+      'exhausted) or disable (410 Gone, or 5 days of failures: the endpoint was disabled).',
+    'outcome',
+    OUTCOMES
+  )
+  const worker = startDeliveryWorker({
+    ...options,
+    sql: db.sql,
+    listen: db.raw,
+    dispatcher: (options.dispatcher ?? own) as Dispatcher,
+    log,
+    clock,
+    timeoutMs: config.STUDIO_WEBHOOKS_TIMEOUT_MS,
+    userAgent: `Studio-Webhooks/${version}`,
+    onOutcome,
+  })
+  metrics.gauge(
+    'studio_webhook_deliveries_waiting',
+    'Webhook deliveries not yet made (due or retrying).',
+    () => worker.backlog().waiting
+  )
+  metrics.gauge(
+    'studio_webhook_oldest_waiting_seconds',
+    'Age of the oldest event with a delivery not yet made (0 when none).',
+    () => worker.backlog().oldestSeconds
+  )
+  return {
+    wake: worker.wake,
+    async close() {
+      await worker.close()
+      await own?.close()
+    },
+  }
+}

@@ -1,0 +1,133 @@
+import type { Dispatcher } from 'undici'
+import type { Logger } from '../ops/log.js'
+import { type Sql, withTimeout } from '../storage/db.js'
+import { backlog, type Claimed, claimDue, finishAttempt, prune, releaseClaims } from './deliveries.js'
+import { outcomeOf } from './outcome.js'
+import { WAKE_CHANNEL } from './outbox.js'
+import { postWebhook } from './post.js'
+import { signedHeaders } from './signature.js'
+
+export interface WorkerOptions {
+  sql: Sql
+  // A connection for LISTEN (the pool without per-query deadlines).
+  listen?: Sql
+  dispatcher: Dispatcher
+  log: Logger
+  clock: () => number
+  timeoutMs: number
+  userAgent: string
+  onOutcome?: (outcome: string) => void
+  random?: () => number
+  pollMs?: number
+  concurrency?: number
+}
+
+export interface DeliveryWorker {
+  wake(): void
+  backlog(): { waiting: number; oldestSeconds: number }
+  close(): Promise<void>
+}
+
+const PRUNE_EVERY_MS = 3_600_000
+const CLOSE_MS = 2000
+
+// Delivers due webhooks until closed: claims up to `concurrency` at a time, wakes on NOTIFY (a new event) or every
+// `pollMs`, and gives its claims back when closed. A claim's lease outlasts an attempt, so a process that dies holding
+// it loses it within the lease (the attempt's timeout + 10 s).
+export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
+  const { sql, log, clock } = o
+  const random = o.random ?? Math.random
+  const pollMs = o.pollMs ?? 1000
+  const concurrency = o.concurrency ?? 16
+  const leaseMs = o.timeoutMs + 10_000
+  const stop = new AbortController()
+  const inFlight = new Map<Claimed, Promise<void>>()
+  let waiting = { waiting: 0, oldestSeconds: 0 }
+  let lastPrune = 0
+  let nudge: () => void = () => {}
+  let nudged = false
+  const wake = () => {
+    nudged = true
+    nudge()
+  }
+
+  async function deliver(c: Claimed) {
+    const at = new Date(clock())
+    const timestamp = Math.floor(at.getTime() / 1000)
+    const headers = signedHeaders(c.secrets, c.eventId, timestamp, c.body)
+    const post = { url: c.url, body: c.body, headers, userAgent: o.userAgent, timeoutMs: o.timeoutMs }
+    const result = await postWebhook(o.dispatcher, { ...post, signal: stop.signal })
+    if (stop.signal.aborted) return
+    const outcome = outcomeOf(c, result, at.getTime(), random)
+    await finishAttempt(sql, c, { ...result, at }, outcome)
+    o.onOutcome?.(outcome.kind)
+    log.debug('webhook attempt', {
+      event: c.eventId,
+      endpoint: c.endpointId,
+      status: result.status,
+      outcome: outcome.kind,
+    })
+  }
+
+  async function tick() {
+    const now = new Date(clock())
+    const free = concurrency - inFlight.size
+    const claimed = free > 0 ? await claimDue(sql, now, leaseMs, free) : []
+    for (const c of claimed) {
+      const run = deliver(c)
+        .catch((e) => log.error('webhook delivery failed', { event: c.eventId, err: String(e) }))
+        .finally(() => {
+          inFlight.delete(c)
+          wake()
+        })
+      inFlight.set(c, run)
+    }
+    waiting = await backlog(sql, now)
+    if (now.getTime() - lastPrune >= PRUNE_EVERY_MS) await prune(sql, now).then(() => (lastPrune = now.getTime()))
+    return claimed.length === free && free > 0
+  }
+
+  async function loop() {
+    while (!stop.signal.aborted) {
+      nudged = false
+      const more = await tick().catch((e) => {
+        log.warn('webhook worker', { err: String(e) })
+        return false
+      })
+      if (more || nudged || stop.signal.aborted) continue
+      await new Promise<void>((ok) => {
+        const timer = setTimeout(ok, pollMs)
+        nudge = () => {
+          clearTimeout(timer)
+          ok()
+        }
+      })
+      nudge = () => {}
+    }
+  }
+
+  const listening = (o.listen ?? sql).listen(WAKE_CHANNEL, wake).catch((e) => {
+    log.warn('webhook worker: no LISTEN, polling only', { err: String(e) })
+    return null
+  })
+  const running = loop()
+  return {
+    wake,
+    backlog: () => waiting,
+    // Bounded: with the database down or frozen, the claims lapse by themselves and the pool is closed anyway.
+    async close() {
+      stop.abort()
+      wake()
+      const stopped = (async () => {
+        await running
+        const claims = [...inFlight.keys()]
+        await Promise.all(inFlight.values())
+        await releaseClaims(sql, claims)
+        await (await listening)?.unlisten()
+      })()
+      await withTimeout(stopped, CLOSE_MS).catch((e) =>
+        log.warn('webhook worker: stopped uncleanly', { err: String(e) })
+      )
+    },
+  }
+}
