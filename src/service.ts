@@ -28,6 +28,7 @@ import { meRoute } from './api/me.js'
 import { createDashboard } from './dashboard/dashboard.js'
 import { EVENT_ENVELOPES } from './events/catalogue.js'
 import { startWebhooks, type WebhooksDeps } from './events/webhooks.js'
+import { storeLeadWithEvent } from './events/lead-created.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -53,7 +54,11 @@ export const adapterFor = (config: UpstreamConfig) =>
   config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config)
 
 export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps): Route[] {
-  const api: Route[] = [meRoute(sql, completions.quota, keys), completionsRoute(completions), leadsRoute(sql)]
+  const api: Route[] = [
+    meRoute(sql, completions.quota, keys),
+    completionsRoute(completions),
+    leadsRoute(storeLeadWithEvent(sql)),
+  ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)]
 }
 

@@ -1,12 +1,15 @@
 import * as v from 'valibot'
 import { BASE, route, type Reply, type Route } from '../http/route.js'
 import { headerOf } from '../http/io.js'
-import { IDEMPOTENCY_HOURS, insertLead, type StoredLead } from '../leads/insert.js'
-import type { Sql } from '../storage/db.js'
+import { IDEMPOTENCY_HOURS, type LeadOwner, type NewLead, type StoredLead } from '../leads/insert.js'
 import { LeadCreated, LeadInput } from './schemas.js'
 
+// How the route stores a lead: service.ts gives events/lead-created.ts's, which writes the lead.created event in the
+// lead's transaction.
+export type StoreLead = (owner: LeadOwner, lead: NewLead, idempotencyKey?: string) => Promise<StoredLead>
+
 // POST /api/v1/leads: a lead from a website's form, stored once per Idempotency-Key.
-export function leadsRoute(sql: Sql): Route {
+export function leadsRoute(store: StoreLead): Route {
   return route({
     method: 'POST',
     path: `${BASE}/leads`,
@@ -31,7 +34,7 @@ export function leadsRoute(sql: Sql): Route {
     },
     async handle({ req, principal, body }) {
       const key = headerOf(req, 'Idempotency-Key', IdempotencyKey)
-      return created(await insertLead(sql, principal, body, key))
+      return created(await store(principal, body, key))
     },
   })
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Sql } from '../storage/db.js'
+import type postgres from 'postgres'
 import type { EventData, EventType } from './catalogue.js'
 
 export const WAKE_CHANNEL = 'studio_webhooks'
@@ -15,7 +15,7 @@ const eventId = () => `evt_${randomBytes(16).toString('base64url')}`
 // that wants its type, and wakes the delivery workers once it commits. The body is the envelope exactly as every
 // attempt will send it.
 export async function recordEvent<T extends EventType>(
-  tx: Sql,
+  tx: postgres.ISql,
   accountId: string,
   event: { type: T; data: EventData<T> },
   at: Date
