@@ -126,6 +126,13 @@ export async function accountPlan(sql: Sql, accountId: string): Promise<string |
   return row?.plan ?? null
 }
 
+// The account of the user with this email, or null.
+export async function accountOfUser(sql: Sql, email: string): Promise<string | null> {
+  const [row] = await sql<{ account_id: string }[]>`
+    select account_id from users where lower(email) = lower(${email})`
+  return row?.account_id ?? null
+}
+
 export async function setPlan(sql: Sql, email: string, plan: string): Promise<string | null> {
   const [row] = await sql<{ id: string }[]>`
     update accounts set plan = ${plan}, updated_at = clock_timestamp()

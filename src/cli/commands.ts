@@ -10,6 +10,7 @@ import { type Command, UsageError } from './command.js'
 import { PLANS } from './help.js'
 import { printKey, printTable } from './print.js'
 import { serve } from './serve.js'
+import { webhookCommands } from './webhooks.js'
 
 // The `studio` commands, in the order of the help. A new command is one entry here.
 export const commands: Command[] = [
@@ -187,4 +188,5 @@ export const commands: Command[] = [
       })
     },
   },
+  ...webhookCommands,
 ]

@@ -1,0 +1,65 @@
+import { accountOfUser } from '../accounts/accounts.js'
+import { Email } from '../api/schemas.js'
+import { addEndpoint, type Endpoint, listEndpoints, removeEndpoint } from '../events/endpoints.js'
+import { check } from './arguments.js'
+import { type Command, UsageError } from './command.js'
+import { printTable } from './print.js'
+
+// `studio webhooks …`: an account's webhook endpoints (src/events/), in the command table's order.
+export const webhookCommands: Command[] = [
+  {
+    name: 'webhooks add',
+    args: '--email E --url URL [--events T,T] [--description D]',
+    help:
+      "add a webhook endpoint to E's account (all event types unless --events names some);\nprints its id, then " +
+      'its signing secret alone on the last line',
+    run: ({ values, io, config, database }) => {
+      if (!values.email || !values.url) throw new UsageError('webhooks add needs --email and --url')
+      const email = check(Email, values.email, '--email')
+      const events = values.events?.split(',').map((s) => s.trim())
+      return database(async (sql) => {
+        const accountId = await accountOfUser(sql, email)
+        if (!accountId) throw new Error(`no user with email ${email}`)
+        const input = { accountId, url: values.url as string, events, description: values.description }
+        const e = await addEndpoint(sql, input, config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+        io.out(`endpoint ${e.id} added; its signing secret is shown once, store it now:`)
+        io.out(e.secret)
+      })
+    },
+  },
+  {
+    name: 'webhooks list',
+    args: '[--email E]',
+    help: "webhook endpoints (of E's account): id, account, URL, events, state, last delivery's status",
+    run: ({ values, io, database }) => {
+      const email = values.email === undefined ? undefined : check(Email, values.email, '--email')
+      return database(async (sql) => {
+        const accountId = email === undefined ? undefined : await accountOfUser(sql, email)
+        if (accountId === null) throw new Error(`no user with email ${email}`)
+        const last = (e: Endpoint) => (e.lastAttemptAt ? String(e.lastStatus ?? 'no answer') : '-')
+        printTable(
+          io,
+          ['ID', 'ACCOUNT', 'URL', 'EVENTS', 'STATE', 'LAST_STATUS'],
+          (await listEndpoints(sql, accountId)).map((e) => [
+            e.id,
+            e.accountId,
+            e.url,
+            e.events?.join(',') ?? 'all',
+            e.disabledReason === null ? 'enabled' : `disabled: ${e.disabledReason}`,
+            last(e),
+          ])
+        )
+      })
+    },
+  },
+  {
+    name: 'webhooks remove',
+    args: 'ID',
+    help: 'delete a webhook endpoint and its delivery log',
+    run: ({ positionals, io, database }) =>
+      database(async (sql) => {
+        if (!(await removeEndpoint(sql, positionals[0]))) throw new Error(`no webhook endpoint ${positionals[0]}`)
+        io.out(`endpoint ${positionals[0]} removed`)
+      }),
+  },
+]

@@ -1,0 +1,68 @@
+import t from 'tap'
+import { run } from '../../src/cli/cli.js'
+import { testDatabase } from '../support/database.js'
+
+// studio webhooks add | list | remove, over a real database.
+const dbEnv = await testDatabase(t)
+const allow = { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  const out: string[] = []
+  const err: string[] = []
+  const code = await run(args, { ...dbEnv, ...env }, { out: (l) => out.push(l), err: (l) => err.push(l) })
+  return { code, out, err }
+}
+
+await cli(['keys', 'create', '--email', 'hooks@example.com'])
+await cli(['keys', 'create', '--email', 'other@example.com'])
+
+t.test('add prints the endpoint id, then the secret alone on the last line; list never shows it', async (t) => {
+  const add = await cli(
+    ['webhooks', 'add', '--email', 'hooks@example.com', '--url', 'http://127.0.0.1:9/crm?token=x'].concat([
+      '--events',
+      'lead.created,key.revoked',
+      '--description',
+      'CRM',
+    ]),
+    allow
+  )
+  t.equal(add.code, 0, add.err.join('\n'))
+  const id = /endpoint ([0-9a-f-]{36})/.exec(add.out[0])?.[1]
+  t.ok(id, 'the id is printed')
+  const secret = add.out.at(-1) as string
+  t.match(secret, /^whsec_[A-Za-z0-9+/]+=*$/)
+  await cli(['webhooks', 'add', '--email', 'other@example.com', '--url', 'https://93.184.216.34/hook'])
+  const all = await cli(['webhooks', 'list'])
+  t.equal(all.code, 0)
+  t.same(all.out[0].split('\t'), ['ID', 'ACCOUNT', 'URL', 'EVENTS', 'STATE', 'LAST_STATUS'])
+  t.equal(all.out.length, 3)
+  const mine = await cli(['webhooks', 'list', '--email', 'hooks@example.com'])
+  t.equal(mine.out.length, 2)
+  const row = mine.out[1].split('\t')
+  t.equal(row[0], id)
+  t.same(row.slice(2), ['http://127.0.0.1:9/crm?token=x', 'lead.created,key.revoked', 'enabled', '-'])
+  t.notOk(all.out.join('\n').includes(secret.slice(6)), 'never the secret')
+  const removed = await cli(['webhooks', 'remove', id as string])
+  t.equal(removed.code, 0)
+  t.equal((await cli(['webhooks', 'list', '--email', 'hooks@example.com'])).out.length, 1)
+  const again = await cli(['webhooks', 'remove', id as string])
+  t.equal(again.code, 1)
+  t.match(again.err[0], /no webhook endpoint/)
+})
+
+t.test('a private address is refused without STUDIO_WEBHOOKS_ALLOW_PRIVATE; bad input is a clear error', async (t) => {
+  const cases: [string[], RegExp][] = [
+    [['--url', 'https://127.0.0.1/hook'], /loopback, private/],
+    [['--url', 'http://93.184.216.34/hook'], /must be https:/],
+    [['--url', 'https://93.184.216.34/', '--events', 'lead.nope'], /event types are/],
+  ]
+  for (const [args, message] of cases) {
+    const r = await cli(['webhooks', 'add', '--email', 'hooks@example.com', ...args])
+    t.equal(r.code, 1, args.join(' '))
+    t.match(r.err[0], message)
+  }
+  const nobody = await cli(['webhooks', 'add', '--email', 'nobody@example.com', '--url', 'https://93.184.216.34/'])
+  t.match(nobody.err[0], /no user with email/)
+  t.equal((await cli(['webhooks', 'add', '--url', 'https://93.184.216.34/'])).code, 2, '--email is needed')
+  t.equal((await cli(['webhooks', 'list', '--email', 'nobody@example.com'])).code, 1)
+})
