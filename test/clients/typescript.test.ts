@@ -18,6 +18,7 @@ import {
   type StudioError,
 } from '../../clients/typescript/src/index.js'
 import { clientServers, QUOTA } from '../support/client-servers.js'
+import { webhookVectors } from '../support/webhook-vectors.js'
 
 const exec = promisify(execFile)
 const s = await clientServers(t)
@@ -165,18 +166,25 @@ t.test('a clean install: npm pack, installed into an empty directory, used from 
   await exec('npm', ['install', '--no-fund', '--no-audit', '--offline', tarball], { cwd: app })
   writeFileSync(
     join(app, 'main.mjs'),
-    `import { Studio, AuthenticationError } from 'studio-api-client'
+    `import { Studio, AuthenticationError, verifyWebhook } from 'studio-api-client'
 const client = new Studio()
 const me = await client.me()
 const lead = await client.leads.create({ name: 'A', email: 'a@example.com', service: 's', message: 'm' })
 let kind = ''
 try { await new Studio({ apiKey: 'nope' }).me() } catch (e) { kind = e instanceof AuthenticationError ? 'auth' : 'other' }
-console.log(JSON.stringify({ plan: me.plan, lead: lead.id, id: me._request_id, kind }))
+const delivery = JSON.parse(process.env.DELIVERY)
+const event = verifyWebhook(delivery.body, delivery.headers, delivery.secret).type
+console.log(JSON.stringify({ plan: me.plan, lead: lead.id, id: me._request_id, kind, event }))
 `
   )
   const run = await exec(process.execPath, ['main.mjs'], {
     cwd: app,
-    env: { PATH: process.env.PATH, STUDIO_API_KEY: apiKey, STUDIO_BASE_URL: s.baseURL },
+    env: {
+      PATH: process.env.PATH,
+      STUDIO_API_KEY: apiKey,
+      STUDIO_BASE_URL: s.baseURL,
+      DELIVERY: JSON.stringify(webhookVectors()[0]),
+    },
   })
-  t.match(JSON.parse(run.stdout), { plan: 'FREE', lead: UUID, id: /\S/, kind: 'auth' })
+  t.match(JSON.parse(run.stdout), { plan: 'FREE', lead: UUID, id: /\S/, kind: 'auth', event: 'lead.created' })
 })

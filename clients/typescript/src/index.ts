@@ -24,4 +24,14 @@ export {
   ServerError,
   StudioError,
 } from './errors.js'
-export type { components, operations, paths } from './openapi.js'
+export type { components, operations, paths, webhooks } from './openapi.js'
+export {
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookBody,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHeaders,
+  WebhookVerificationError,
+  type WebhookVerificationReason,
+} from './webhooks.js'
