@@ -5,11 +5,13 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { clientServers, QUOTA } from '../support/client-servers.js'
+import { webhookVectors } from '../support/webhook-vectors.js'
 
 // The Python client's pytest suite (clients/python/tests) against the servers this file starts, with the interpreter
 // STUDIO_PYTHON: .ci/run sets it to a fresh virtual environment where it ran `pip install clients/python` (the clean
 // install) and mypy and ruff. Without it, a virtual environment kept in node_modules/.cache is made once (with
-// pytest and hatchling) and the package reinstalled into it from the working tree on every run.
+// pytest and hatchling) and the package reinstalled into it from the working tree on every run. The webhook
+// deliveries the suite verifies (test/support/webhook-vectors.ts) are written to STUDIO_TEST_WEBHOOK_VECTORS first.
 const exec = promisify(execFile)
 const pkg = new URL('../../clients/python/', import.meta.url).pathname
 const hasPython = spawnSync('python3', ['--version']).status === 0
@@ -49,11 +51,18 @@ t.test('the Python client', { skip: !hasPython && 'python3 is not installed' }, 
   }
 
   t.test('pytest', async (t) => {
-    const run = await exec(bin, ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', '-rs', 'tests'], { cwd: pkg, env })
+    const dir = mkdtempSync(join(tmpdir(), 'studio-py-vectors-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const vectors = join(dir, 'webhooks.json')
+    writeFileSync(vectors, JSON.stringify(webhookVectors()))
+    const run = await exec(bin, ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', '-rs', 'tests'], {
+      cwd: pkg,
+      env: { ...env, STUDIO_TEST_WEBHOOK_VECTORS: vectors },
+    })
       .then((r) => ({ code: 0, out: r.stdout + r.stderr }))
       .catch((e) => ({ code: e.code as number, out: `${e.stdout}${e.stderr}` }))
     t.equal(run.code, 0, run.out)
-    t.match(run.out, /\b6 passed\b/, 'no test skipped')
+    t.match(run.out, /\b11 passed\b/, 'no test skipped')
   })
 
   t.test('a clean install used from a plain script', async (t) => {
@@ -62,18 +71,22 @@ t.test('the Python client', { skip: !hasPython && 'python3 is not installed' }, 
     const script = join(dir, 'main.py')
     writeFileSync(
       script,
-      `from studio_api import Studio, AuthenticationError
+      `import json, os
+import studio_api
+from studio_api import Studio, AuthenticationError
+delivery = json.loads(os.environ["DELIVERY"])
+event = studio_api.webhooks.verify(delivery["body"], delivery["headers"], delivery["secret"])
 client = Studio()
 me = client.me()
 lead = client.leads.create(name="A", email="a@example.com", service="s", message="m")
 try:
     Studio(api_key="nope").me()
 except AuthenticationError as e:
-    print(me.plan, lead.id, me._request_id, e.status)
+    print(me.plan, lead.id, me._request_id, e.status, event["type"])
 `
     )
-    const run = await exec(bin, [script], { cwd: dir, env })
-    t.match(run.stdout.trim(), /^FREE [0-9a-f-]{36} \S+ 401$/)
+    const run = await exec(bin, [script], { cwd: dir, env: { ...env, DELIVERY: JSON.stringify(webhookVectors()[0]) } })
+    t.match(run.stdout.trim(), /^FREE [0-9a-f-]{36} \S+ 401 lead\.created$/)
     const deps = await exec(
       bin,
       ['-c', 'import importlib.metadata as m; print([r for r in m.requires("studio-api") if "extra" not in r])'],

@@ -1,5 +1,6 @@
 """Client library for the Studio Public REST API: ``Studio`` (sync) and ``AsyncStudio`` (asyncio)."""
 
+from . import webhooks
 from ._client import AsyncStudio, AsyncStudioRaw, Studio, StudioRaw
 from ._core import RawResponse, __version__
 from ._errors import (
@@ -13,6 +14,7 @@ from ._errors import (
     StudioError,
 )
 from ._types import Caller, Completion, LeadCreated, Message, OpenApiDocument, Quota, Usage, User, Utm
+from .webhooks import WebhookVerificationError
 
 __all__ = [
     "APIConnectionError",
@@ -37,5 +39,7 @@ __all__ = [
     "Usage",
     "User",
     "Utm",
+    "WebhookVerificationError",
     "__version__",
+    "webhooks",
 ]
