@@ -16,7 +16,7 @@ create table quota_holds (
   primary key (account_id, month, process_id)
 );
 
--- Renews (or begins) a process's lease; true when the lease had lapsed or never existed (its holds may be gone).
+-- Renews (or begins) a process's lease; true when the lease had lapsed or never existed (its holds are then gone).
 create function studio_quota_renew(p_process uuid, p_lease_ms int)
 returns boolean
 language plpgsql as $$
@@ -24,8 +24,14 @@ declare
   lapsed boolean;
 begin
   select expires_at <= now() into lapsed from quota_processes where id = p_process for update;
+  -- Units held under a lapsed lease may have been granted to others meanwhile: they are not counted again.
+  if coalesce(lapsed, true) then
+    delete from quota_holds where process_id = p_process;
+  end if;
   insert into quota_processes (id, expires_at) values (p_process, now() + make_interval(secs => p_lease_ms / 1000.0))
     on conflict (id) do update set expires_at = excluded.expires_at;
+  delete from quota_holds h
+    where not exists (select 1 from quota_processes p where p.id = h.process_id and p.expires_at > now());
   delete from quota_processes where expires_at < now() - interval '1 day';
   return coalesce(lapsed, true);
 end
@@ -56,7 +62,8 @@ $$;
 -- One batch of a process for one account and month, in this order: p_unspend units moved back from spent into its
 -- hold (spends whose answers were withheld after all), p_give units of its hold given back, p_spend units spent (taken
 -- from its hold; any it no longer holds, its lease having lapsed, are counted only within the limit), and up to
--- p_reserve units reserved into its hold within the limit (none while its lease has lapsed: `alive` false).
+-- p_reserve units reserved into its hold within the limit (none while its lease has lapsed: `alive` false). The holds
+-- of dead processes are left out here (studio_quota_renew deletes them), so that a batch costs few statements.
 create function studio_quota_apply(
   p_account uuid, p_month date, p_process uuid, p_reserve int, p_spend int, p_give int, p_unspend int, p_limits jsonb
 )
@@ -64,6 +71,7 @@ returns table (granted int, spent int, used int, held int, quota_limit int, aliv
 language plpgsql as $$
 declare
   mine int;
+  was int;
   others int;
   from_hold int;
 begin
@@ -73,12 +81,17 @@ begin
     return next;
     return;
   end if;
-  insert into quota_usage as q (account_id, month, used) values (p_account, p_month, 0) on conflict do nothing;
   select q.used into used from quota_usage q where q.account_id = p_account and q.month = p_month for update;
+  if not found then
+    insert into quota_usage as q (account_id, month, used) values (p_account, p_month, 0) on conflict do nothing;
+    select q.used into used from quota_usage q where q.account_id = p_account and q.month = p_month for update;
+  end if;
   select exists (select 1 from quota_processes p where p.id = p_process and p.expires_at > now()) into alive;
-  held := studio_quota_live_holds(p_account, p_month);
-  select coalesce(max(h.units), 0) into mine from quota_holds h
-    where h.account_id = p_account and h.month = p_month and h.process_id = p_process;
+  select coalesce(sum(h.units), 0), coalesce(sum(h.units) filter (where h.process_id = p_process), 0)
+    into held, mine
+    from quota_holds h join quota_processes p on p.id = h.process_id and p.expires_at > now()
+    where h.account_id = p_account and h.month = p_month;
+  was := mine;
   others := held - mine;
   used := used - p_unspend;
   mine := greatest(0, mine + p_unspend - p_give);
@@ -93,10 +106,10 @@ begin
     when quota_limit is null then p_reserve
     else least(p_reserve, greatest(0, quota_limit - used - others - mine)) end;
   mine := mine + granted;
-  if mine > 0 then
+  if mine > 0 and (mine <> was or not alive) then
     insert into quota_holds as h (account_id, month, process_id, units) values (p_account, p_month, p_process, mine)
       on conflict (account_id, month, process_id) do update set units = excluded.units;
-  else
+  elsif mine = 0 and (was > 0 or not alive) then
     delete from quota_holds h where h.account_id = p_account and h.month = p_month and h.process_id = p_process;
   end if;
   if spent > 0 or p_unspend > 0 then

@@ -102,6 +102,9 @@ export class MemoryQuotaDatabase {
       renew: () =>
         call(() => {
           const lapsed = !this.alive(process)
+          if (lapsed) {
+            for (const holds of this.holds.values()) if (holds.delete(process)) this.lapsed.add(process)
+          }
           this.leases.set(process, this.now + leaseMs)
           return lapsed
         }),
