@@ -74,8 +74,9 @@ declare
   was int;
   others int;
   from_hold int;
+  plan_name text;
 begin
-  select (p_limits ->> a.plan)::int into quota_limit from accounts a where a.id = p_account;
+  select (p_limits ->> a.plan)::int, a.plan into quota_limit, plan_name from accounts a where a.id = p_account;
   if not found then
     granted := 0; spent := 0; used := 0; held := 0; quota_limit := 0; alive := true;
     return next;
@@ -114,6 +115,9 @@ begin
   end if;
   if spent > 0 or p_unspend > 0 then
     update quota_usage q set used = studio_quota_apply.used where q.account_id = p_account and q.month = p_month;
+  end if;
+  if spent > 0 and quota_limit is not null then
+    perform studio_quota_crossed(p_account, p_month, plan_name, quota_limit, used - spent, used);
   end if;
   held := others + mine;
   return next;
