@@ -66,12 +66,25 @@ export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps
 // right then (PostgreSQL stopping) rejects a promise nobody awaits, and Node ends the process on it. Such a rejection
 // only says the database is down (the requests that needed it got their own errors), so it is logged and dropped; any
 // other unhandled rejection still ends the process, as by default.
+// And when PostgreSQL stops in the middle of a transaction, postgres.js writes its ROLLBACK to the connection it has
+// just closed: a TypeError thrown from a setImmediate (its nextWrite) on a socket that is null, which would end the
+// process although the transaction's request already has its error. That exception alone is logged and dropped.
 let driverLog: Logger | undefined
+const WRITE_AFTER_CLOSE = "Cannot read properties of null (reading 'write')"
+const isWriteAfterClose = (e: unknown) =>
+  e instanceof TypeError && e.message === WRITE_AFTER_CLOSE && /processImmediate/.test(e.stack ?? '')
 function guardDriverRejections(log: Logger) {
   if (!driverLog) {
     process.on('unhandledRejection', (e) => {
       if (!isDatabaseDown(e)) throw e
       driverLog?.warn('database unavailable (a driver promise nobody awaited)', { err: String((e as Error).message) })
+    })
+    process.on('uncaughtException', (e) => {
+      if (isWriteAfterClose(e)) return driverLog?.warn('database unavailable (a write after its connection closed)')
+      // Anything else ends the process as it would have (unless another listener, a test runner, takes it).
+      if (process.listenerCount('uncaughtException') > 1) return
+      console.error(e)
+      process.exit(1)
     })
   }
   driverLog = log
