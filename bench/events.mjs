@@ -1,0 +1,143 @@
+// npm run bench, events part: the time from a lead's 201 to its webhook's arrival at a local receiver, at a steady
+// 200 leads/s (p50 and p99), and the rate of POST /leads (c=20) for an account with one endpoint as a ratio of the
+// rate for one with none, in interleaved rounds. Uses DATABASE_URL (a scratch database is created in it) or the
+// embedded database, and dist/studio.mjs as built by bench/run.mjs (built here when it is missing).
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+const RATE = 200
+const log = (s) => process.stderr.write(`${s}\n`)
+const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]
+const median = (xs) => percentile(xs, 0.5)
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms))
+
+if (!existsSync('dist/studio.mjs')) execFileSync(process.execPath, ['build.mjs'], { stdio: 'ignore' })
+const work = mkdtempSync(join(tmpdir(), 'studio-bench-events-'))
+let dbEnv = { STUDIO_DATA_DIR: join(work, 'data') }
+let admin
+const benchDb = `studio_bench_events_${process.pid}`
+if (process.env.DATABASE_URL) {
+  admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`create database ${benchDb}`)
+  const u = new URL(process.env.DATABASE_URL)
+  u.pathname = `/${benchDb}`
+  dbEnv = { DATABASE_URL: u.toString() }
+}
+
+// The receiver: when each lead's event arrived (by lead id); it answers 200 at once.
+const arrived = new Map()
+const receiver = createServer((req, res) => {
+  let body = ''
+  req.on('data', (d) => {
+    body += d
+  })
+  req.on('end', () => {
+    const event = JSON.parse(body)
+    if (event.type === 'lead.created') arrived.set(event.data.id, performance.now())
+    res.end('ok')
+  })
+})
+await new Promise((ok) => receiver.listen(0, '127.0.0.1', ok))
+const hook = `http://127.0.0.1:${receiver.address().port}/hook`
+
+const env = { ...process.env, ...UNIT_ENV, ...dbEnv, STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'warn' }
+const studio = spawn(process.execPath, [...NODE_FLAGS, 'dist/studio.mjs', 'serve'], {
+  env: { ...env, PORT: '0', LOG_LEVEL: 'info', STUDIO_RATE_LIMIT: '100000000' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+})
+const url = await new Promise((ok) => {
+  let out = ''
+  studio.stdout.on('data', (d) => {
+    out += d
+    const m = /"url":"(http:[^"]+)"/.exec(out)
+    if (m) ok(m[1])
+  })
+})
+const cli = (...args) => execFileSync(process.execPath, ['dist/studio.mjs', ...args], { env, encoding: 'utf8' })
+const lastLine = (out) => out.trim().split('\n').at(-1)
+const quiet = lastLine(cli('keys', 'create', '--email', 'none@bench.example', '--plan', 'ENTERPRISE'))
+const hooked = lastLine(cli('keys', 'create', '--email', 'hooked@bench.example', '--plan', 'ENTERPRISE'))
+cli('webhooks', 'add', '--email', 'hooked@bench.example', '--url', hook, '--events', 'lead.created')
+// The service learns of new keys within its poll (0.5 s): wait until both answer.
+for (const key of [quiet, hooked])
+  while ((await fetch(`${url}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })).status !== 200)
+    await sleep(100)
+
+const lead = (i) =>
+  JSON.stringify({ name: `Lead ${i}`, email: `lead${i}@example.com`, service: 'bench', message: 'hello' })
+
+// A steady RATE leads/s for SECONDS (open loop: each lead at its time, whatever the answers before it).
+async function steady() {
+  const created = new Map()
+  const t0 = performance.now()
+  const sends = []
+  for (let i = 0; i < RATE * SECONDS; i++) {
+    const wait = t0 + (i * 1000) / RATE - performance.now()
+    if (wait > 0) await sleep(wait)
+    const post = fetch(`${url}/api/v1/leads`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hooked}`, 'content-type': 'application/json' },
+      body: lead(i),
+    })
+    sends.push(
+      post.then(async (r) => {
+        const at = performance.now()
+        if (r.status === 201) created.set((await r.json()).id, at)
+      })
+    )
+  }
+  await Promise.all(sends)
+  const deadline = performance.now() + 30_000
+  while ([...created.keys()].some((id) => !arrived.has(id)) && performance.now() < deadline) await sleep(50)
+  return [...created].map(([id, at]) => (arrived.get(id) ?? Number.POSITIVE_INFINITY) - at)
+}
+
+function rate(key) {
+  const file = join(work, 'load.json')
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+  const opts = { url: `${url}/api/v1/leads`, method: 'POST', headers, body: lead(0), seconds: SECONDS }
+  writeFileSync(file, JSON.stringify(opts))
+  const r = spawnSync(process.execPath, ['bench/load.mjs', `@${file}`], { encoding: 'utf8', maxBuffer: 1 << 26 })
+  if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`)
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)).rps
+}
+
+try {
+  log(`events: ${RATE} leads/s for ${SECONDS} s…`)
+  const delays = await steady()
+  const lost = delays.filter((d) => !Number.isFinite(d)).length
+  const none = []
+  const one = []
+  for (let round = 0; round < ROUNDS; round++) {
+    none.push(rate(quiet))
+    one.push(rate(hooked))
+  }
+  const ratio = median(one) / median(none)
+  const rows = [
+    ['lead 201 → webhook arrival p50 ms (200 leads/s)', percentile(delays, 0.5).toFixed(1), 'target < 100'],
+    ['lead 201 → webhook arrival p99 ms (200 leads/s)', percentile(delays, 0.99).toFixed(1), lost ? 'LOST!' : ''],
+    [
+      'POST /leads/s, one endpoint / none (c=20)',
+      `${median(one).toFixed(0)} / ${median(none).toFixed(0)} = ${ratio.toFixed(2)}`,
+      'target ≥ 0.90',
+    ],
+  ]
+  console.log(`\nEvents (${dbEnv.DATABASE_URL ? 'external PostgreSQL' : 'embedded PGlite'})`)
+  for (const [what, value, note] of rows) console.log(`${what.padEnd(50)} ${value.padStart(22)}  ${note}`)
+} finally {
+  studio.kill('SIGTERM')
+  await new Promise((ok) => studio.once('exit', ok))
+  receiver.close()
+  if (admin) {
+    await admin.unsafe(`drop database if exists ${benchDb} with (force)`)
+    await admin.end()
+  }
+  rmSync(work, { recursive: true, force: true })
+}
