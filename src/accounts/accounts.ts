@@ -25,6 +25,18 @@ export interface CreatedKey {
   expiresAt: Date | null
 }
 
+// A key made, rotated or revoked, handed to the caller's `onChange` inside the change's own transaction (events/
+// records key.* events from it), so that the change and its event commit together.
+export interface KeyChange {
+  type: 'key.created' | 'key.rotated' | 'key.revoked'
+  accountId: string
+  prefix: string
+  name: string | null
+  newPrefix?: string
+}
+export type OnKeyChange = (tx: postgres.TransactionSql, change: KeyChange) => Promise<unknown>
+const unrecorded: OnKeyChange = async () => {}
+
 // The user E, created with an account of its own when the email is new; name, role and plan given are set.
 export const saveUser = (sql: Sql, input: UserInput) => sql.begin((tx) => ensureUser(tx, input))
 
@@ -50,7 +62,7 @@ async function ensureUser(tx: postgres.TransactionSql, input: UserInput) {
 
 // A key for a user (created with its own account when the email is new) or, without an email, for a new
 // account of its own with no user. The CLI and the dashboard both create keys here.
-export async function createKey(sql: Sql, input: CreateKeyInput): Promise<CreatedKey> {
+export async function createKey(sql: Sql, input: CreateKeyInput, onChange = unrecorded): Promise<CreatedKey> {
   return sql.begin(async (tx) => {
     let accountId: string
     let userId: string | null = null
@@ -60,7 +72,9 @@ export async function createKey(sql: Sql, input: CreateKeyInput): Promise<Create
         insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
     }
     const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId }
-    return insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
+    const created = await insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
+    await onChange(tx, { type: 'key.created', accountId, prefix: created.prefix, name: meta.name })
+    return created
   })
 }
 
@@ -114,11 +128,17 @@ export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   left join users c on c.id = k.created_by
   ${scope ? inScope(sql, scope) : sql`order by k.created_at, k.prefix`}`
 
-export async function revokeKey(sql: Sql, prefix: string): Promise<boolean> {
-  const rows = await sql`
-    update api_keys set revoked_at = coalesce(revoked_at, now()), updated_at = clock_timestamp()
-    where prefix = ${prefix} returning prefix`
-  return rows.length === 1
+export async function revokeKey(sql: Sql, prefix: string, onChange = unrecorded): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const rows = await tx<{ account_id: string; name: string | null; was: Date | null }[]>`
+      update api_keys k set revoked_at = coalesce(k.revoked_at, now()), updated_at = clock_timestamp()
+      from api_keys old where k.prefix = ${prefix} and old.prefix = k.prefix
+      returning k.account_id, k.name, old.revoked_at as was`
+    if (rows.length !== 1) return false
+    const [k] = rows
+    if (!k.was) await onChange(tx, { type: 'key.revoked', accountId: k.account_id, prefix, name: k.name })
+    return true
+  })
 }
 
 export async function accountPlan(sql: Sql, accountId: string): Promise<string | null> {
@@ -153,7 +173,8 @@ export async function rotateKey(
   sql: Sql,
   prefix: string,
   graceSeconds: number,
-  expiresAt: Date | null = null
+  expiresAt: Date | null = null,
+  onChange = unrecorded
 ): Promise<RotatedKey | null> {
   return sql.begin(async (tx) => {
     const [old] = await tx<
@@ -179,6 +200,13 @@ export async function rotateKey(
       set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), rotated_at = now(),
         updated_at = clock_timestamp()
       where prefix = ${prefix} returning expires_at, now() as now`
+    await onChange(tx, {
+      type: 'key.rotated',
+      accountId: old.account_id,
+      prefix,
+      name: old.name,
+      newPrefix: created.prefix,
+    })
     return { ...created, email: old.email, oldExpiresAt: row.expires_at, now: row.now }
   })
 }

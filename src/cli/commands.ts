@@ -1,4 +1,5 @@
 import { createKey, listKeys, revokeKey, rotateKey, saveUser, setPlan } from '../accounts/accounts.js'
+import { recordKeyChanges } from '../events/key-events.js'
 import { createSigninLink } from '../accounts/signin-links.js'
 import { usageByAccount, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
@@ -60,7 +61,7 @@ export const commands: Command[] = [
         expiresAt: expiry(values['expires-in']),
         keyName: values['key-name'],
       }
-      return database(async (sql) => printKey(io, await createKey(sql, input), input.email))
+      return database(async (sql) => printKey(io, await createKey(sql, input, recordKeyChanges(null)), input.email))
     },
   },
   {
@@ -97,7 +98,7 @@ export const commands: Command[] = [
       const grace = duration(values.grace ?? '24h', '--grace', true)
       const expiresAt = expiry(values['expires-in']) ?? null
       return database(async (sql) => {
-        const k = await rotateKey(sql, prefix, grace, expiresAt)
+        const k = await rotateKey(sql, prefix, grace, expiresAt, recordKeyChanges(null))
         if (!k) throw new Error(`no key with prefix ${prefix}`)
         const until = k.oldExpiresAt > k.now ? `it keeps working until ${k.oldExpiresAt.toISOString()}` : null
         io.out(`key ${prefix} rotated: ${until ?? 'it no longer works'}`)
@@ -112,7 +113,7 @@ export const commands: Command[] = [
     run: ({ positionals, io, database }) => {
       const prefix = prefixArg(positionals[0])
       return database(async (sql) => {
-        if (!(await revokeKey(sql, prefix))) throw new Error(`no key with prefix ${prefix}`)
+        if (!(await revokeKey(sql, prefix, recordKeyChanges(null)))) throw new Error(`no key with prefix ${prefix}`)
         io.out(`key ${prefix} revoked`)
       })
     },

@@ -1,5 +1,6 @@
 import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
 import type { SessionUser } from '../accounts/sessions.js'
+import { recordKeyChanges } from '../events/key-events.js'
 import { ApiError } from '../http/errors.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
@@ -104,7 +105,8 @@ export function keysPages(deps: DashboardDeps): Page[] {
         if (![0, 30, 90, 365].includes(days)) throw new ApiError('bad_request', 'Pick an expiry from the list.')
         const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : undefined
         const u = ctx.user
-        const k = await createKey(sql, { email: u.email, keyName: name, createdBy: u.userId, expiresAt })
+        const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt }
+        const k = await createKey(sql, input, recordKeyChanges(u.email))
         // Answered directly, not redirected: the key is never stored, so it can be shown only in this response.
         return keysPage(deps, ctx, shownOnce(`Key “${name}” created.`, k.key))
       },
@@ -117,7 +119,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
         const old = await ownKey(sql, ctx.user, ctx.params.prefix)
         const grace = Number(ctx.form.get('grace') ?? 0)
         if (!GRACES.some(([g]) => Number(g) === grace)) throw new ApiError('bad_request', 'Pick a grace period.')
-        const k = await rotateKey(sql, old.prefix, grace, null)
+        const k = await rotateKey(sql, old.prefix, grace, null, recordKeyChanges(ctx.user.email))
         if (!k) throw new ApiError('not_found', 'The key is gone.')
         const until =
           k.oldExpiresAt > k.now
@@ -133,7 +135,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
       async handle(ctx) {
         const k = await ownKey(sql, ctx.user, ctx.params.prefix)
         if (ctx.form.get('confirm') !== 'yes') return confirmRevoke(ctx.user, k)
-        await revokeKey(sql, k.prefix)
+        await revokeKey(sql, k.prefix, recordKeyChanges(ctx.user.email))
         return see('/dashboard/keys?done=revoked')
       },
     },

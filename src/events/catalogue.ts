@@ -18,7 +18,7 @@ const LeadCreatedData = v.object({
   keyPrefix: v.pipe(v.string(), v.description('Prefix of the API key that created the lead.')),
 })
 
-const keyData = (extra: v.ObjectEntries = {}) =>
+const keyData = <E extends v.ObjectEntries>(extra: E) =>
   v.object({ prefix, name: v.pipe(v.nullable(v.string()), v.description('The key’s name.')), who, ...extra })
 
 const quotaData = v.object({
@@ -30,9 +30,9 @@ const quotaData = v.object({
 
 const EVENT_DATA = {
   'lead.created': LeadCreatedData,
-  'key.created': keyData(),
+  'key.created': keyData({}),
   'key.rotated': keyData({ newPrefix: v.pipe(v.string(), v.description('Prefix of the key that replaces it.')) }),
-  'key.revoked': keyData(),
+  'key.revoked': keyData({}),
   'quota.warning': quotaData,
   'quota.exhausted': quotaData,
 } as const

@@ -1,0 +1,14 @@
+import type { KeyChange, OnKeyChange } from '../accounts/accounts.js'
+import { recordEvent } from './outbox.js'
+
+// key.created, key.rotated and key.revoked, recorded in the transaction of the change (accounts/ calls back);
+// `who` is the email of the user who made it, null from the command line. Never a secret.
+export const recordKeyChanges =
+  (who: string | null, clock: () => number = Date.now): OnKeyChange =>
+  (tx, c: KeyChange) => {
+    const at = new Date(clock())
+    const base = { prefix: c.prefix, name: c.name, who }
+    if (c.type === 'key.rotated')
+      return recordEvent(tx, c.accountId, { type: 'key.rotated', data: { ...base, newPrefix: c.newPrefix ?? '' } }, at)
+    return recordEvent(tx, c.accountId, { type: c.type, data: base }, at)
+  }

@@ -1,0 +1,45 @@
+import t from 'tap'
+import { createKey, revokeKey, rotateKey } from '../../src/accounts/accounts.js'
+import { recordKeyChanges } from '../../src/events/key-events.js'
+import { run } from '../../src/cli/cli.js'
+import { openTestDatabase, testDatabase } from '../support/database.js'
+
+// key.created, key.rotated and key.revoked are written in the key change's transaction, with no secret.
+const dbEnv = await testDatabase(t)
+const { sql } = await openTestDatabase(t, dbEnv)
+const events = async () =>
+  (await sql<{ type: string; body: string }[]>`select type, body from events order by created_at, id`).map((e) => ({
+    type: e.type,
+    data: JSON.parse(e.body).data,
+    body: e.body,
+  }))
+
+t.test('create, rotate and revoke each make their event; revoking twice makes one', async (t) => {
+  const who = recordKeyChanges('owner@example.com')
+  const k = await createKey(sql, { email: 'owner@example.com', keyName: 'site' }, who)
+  const r = await rotateKey(sql, k.prefix, 0, null, who)
+  t.ok(await revokeKey(sql, r?.prefix as string, who))
+  t.ok(await revokeKey(sql, r?.prefix as string, who), 'already revoked: still true')
+  const got = await events()
+  t.same(
+    got.map((e) => [e.type, e.data]),
+    [
+      ['key.created', { prefix: k.prefix, name: 'site', who: 'owner@example.com' }],
+      ['key.rotated', { prefix: k.prefix, name: 'site', who: 'owner@example.com', newPrefix: r?.prefix }],
+      ['key.revoked', { prefix: r?.prefix, name: 'site', who: 'owner@example.com' }],
+    ]
+  )
+  for (const key of [k.key, r?.key as string])
+    t.notOk(
+      got.some((e) => e.body.includes(key.split('_').at(-1) as string)),
+      'no secret in an event'
+    )
+})
+
+t.test('the CLI records its key changes with who = null', async (t) => {
+  const out: string[] = []
+  const io = { out: (l: string) => out.push(l), err: () => {} }
+  t.equal(await run(['keys', 'create', '--email', 'cli@example.com'], dbEnv, io), 0)
+  const [last] = (await events()).slice(-1)
+  t.same([last.type, last.data.who], ['key.created', null])
+})
