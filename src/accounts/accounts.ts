@@ -27,13 +27,14 @@ export interface CreatedKey {
 
 // A key made, rotated or revoked, handed to the caller's `onChange` inside the change's own transaction (events/
 // records key.* events from it), so that the change and its event commit together.
-export interface KeyChange {
-  type: 'key.created' | 'key.rotated' | 'key.revoked'
+interface KeyChangeBase {
   accountId: string
   prefix: string
   name: string | null
-  newPrefix?: string
 }
+export type KeyChange =
+  | (KeyChangeBase & { type: 'key.created' | 'key.revoked' })
+  | (KeyChangeBase & { type: 'key.rotated'; newPrefix: string })
 export type OnKeyChange = (tx: postgres.TransactionSql, change: KeyChange) => Promise<unknown>
 const unrecorded: OnKeyChange = async () => {}
 

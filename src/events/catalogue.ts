@@ -48,23 +48,27 @@ const summaries: Record<EventType, string> = {
 
 export type EventType = keyof typeof EVENT_DATA
 export const EVENT_TYPES = Object.keys(EVENT_DATA) as EventType[]
+// The `data` of one type: exactly what its schema outputs.
 export type EventData<T extends EventType> = v.InferOutput<(typeof EVENT_DATA)[T]>
+// One event as the outbox takes it: for a union of types, a union of `{type, data}` pairs, so that a type is never
+// paired with another type's data (key.rotated without its newPrefix).
+export type EventOf<T extends EventType = EventType> = { [K in T]: { type: K; data: EventData<K> } }[T]
 
 const titleOf = (type: string) => `${type.replace(/(^|\.)(\w)/g, (_, __, c: string) => c.toUpperCase())}Event`
 
 // The Standard Webhooks envelope of one type: `{type, timestamp, data}`, the timestamp an RFC 3339 date-time.
-const envelope = (type: EventType) =>
+const envelope = <T extends EventType>(type: T) =>
   v.pipe(
     v.object({
       type: v.literal(type),
       timestamp: v.pipe(timestamp, v.description('When the event happened (RFC 3339).')),
-      data: EVENT_DATA[type],
+      data: EVENT_DATA[type] as (typeof EVENT_DATA)[T],
     }),
     v.title(titleOf(type)),
     v.description(summaries[type])
   )
 
-export const EVENT_ENVELOPES = Object.fromEntries(EVENT_TYPES.map((t) => [t, envelope(t)])) as Record<
-  EventType,
-  ReturnType<typeof envelope>
->
+// Each type's envelope, typed per type (its `data` that type's schema, not the union of all).
+export const EVENT_ENVELOPES = Object.fromEntries(EVENT_TYPES.map((t) => [t, envelope(t)])) as {
+  [T in EventType]: ReturnType<typeof envelope<T>>
+}

@@ -8,7 +8,9 @@ export const recordKeyChanges =
   (tx, c: KeyChange) => {
     const at = new Date(clock())
     const base = { prefix: c.prefix, name: c.name, who }
-    if (c.type === 'key.rotated')
-      return recordEvent(tx, c.accountId, { type: 'key.rotated', data: { ...base, newPrefix: c.newPrefix ?? '' } }, at)
-    return recordEvent(tx, c.accountId, { type: c.type, data: base }, at)
+    const event =
+      c.type === 'key.rotated'
+        ? { type: c.type, data: { ...base, newPrefix: c.newPrefix } }
+        : { type: c.type, data: base }
+    return recordEvent(tx, c.accountId, event, at)
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type postgres from 'postgres'
-import type { EventData, EventType } from './catalogue.js'
+import type { EventOf, EventType } from './catalogue.js'
 
 export const WAKE_CHANNEL = 'studio_webhooks'
 
@@ -17,7 +17,7 @@ const eventId = () => `evt_${randomBytes(16).toString('base64url')}`
 export async function recordEvent<T extends EventType>(
   tx: postgres.ISql,
   accountId: string,
-  event: { type: T; data: EventData<T> },
+  event: EventOf<T>,
   at: Date
 ): Promise<RecordedEvent> {
   const id = eventId()
