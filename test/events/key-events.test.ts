@@ -2,9 +2,13 @@ import t from 'tap'
 import { createKey, revokeKey, rotateKey } from '../../src/accounts/accounts.js'
 import { recordKeyChanges } from '../../src/events/key-events.js'
 import { run } from '../../src/cli/cli.js'
+import { addEndpoint } from '../../src/events/endpoints.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
+import { eventually } from '../support/eventually.js'
+import { receiver } from '../support/receiver.js'
+import { startTestServer } from '../support/server.js'
 
-// key.created, key.rotated and key.revoked are written in the key change's transaction, with no secret.
+// key.created, key.rotated and key.revoked are written in the key change's transaction, with no secret, and delivered.
 const dbEnv = await testDatabase(t)
 const { sql } = await openTestDatabase(t, dbEnv)
 const events = async () =>
@@ -42,4 +46,27 @@ t.test('the CLI records its key changes with who = null', async (t) => {
   t.equal(await run(['keys', 'create', '--email', 'cli@example.com'], dbEnv, io), 0)
   const [last] = (await events()).slice(-1)
   t.same([last.type, last.data.who], ['key.created', null])
+})
+
+t.test('key.* events are delivered to an endpoint as the document describes them', async (t) => {
+  await startTestServer(t, { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { dbEnv, webhooks: { pollMs: 20 } })
+  const who = recordKeyChanges('hooks@example.com')
+  const k = await createKey(sql, { email: 'hooks@example.com', keyName: 'hooked' }, who)
+  const [{ account_id: accountId }] = await sql<{ account_id: string }[]>`
+    select account_id from users where email = 'hooks@example.com'`
+  const r = await receiver(t)
+  await addEndpoint(sql, { accountId, url: r.url, events: ['key.created', 'key.rotated', 'key.revoked'] }, true)
+  const rotated = await rotateKey(sql, k.prefix, 0, null, who)
+  await revokeKey(sql, rotated?.prefix as string, who)
+  await createKey(sql, { email: 'hooks@example.com', keyName: 'second' }, who)
+  await eventually(() => r.got.length === 3, { what: 'three deliveries' })
+  const got = r.got.map((g) => JSON.parse(g.body)).sort((a, b) => a.type.localeCompare(b.type))
+  t.same(
+    got.map((e) => [e.type, e.data.prefix, e.data.newPrefix]),
+    [
+      ['key.created', got[0].data.prefix, undefined],
+      ['key.revoked', rotated?.prefix, undefined],
+      ['key.rotated', k.prefix, rotated?.prefix],
+    ]
+  )
 })

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { recordWebhook } from './responses.js'
 import type { Teardown } from './teardown.js'
 
 interface Received {
@@ -10,7 +11,8 @@ interface Received {
 
 type Answer = (req: Received, res: ServerResponse, n: number) => void
 
-// An HTTP receiver on port 0 that records every request and answers as `answer` says (200 by default).
+// An HTTP receiver on port 0 that records every request and answers as `answer` says (200 by default). Each webhook
+// it gets is also recorded for the run's check against the OpenAPI document's `webhooks` map (responses-check.ts).
 export async function receiver(t: Teardown, answer: Answer = (_, res) => res.end('ok')) {
   const got: Received[] = []
   const server = createServer((req, res) => {
@@ -19,6 +21,7 @@ export async function receiver(t: Teardown, answer: Answer = (_, res) => res.end
     req.on('end', () => {
       const r = { headers: req.headers, body, path: req.url ?? '' }
       got.push(r)
+      if (req.headers['webhook-id']) recordWebhook({ headers: req.headers, body })
       answer(r, res, got.length)
     })
   })

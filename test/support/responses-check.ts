@@ -3,11 +3,13 @@
 // lists for the operation, the content type one it gives for that status, the body valid against its schema.
 // HEAD is checked as the GET it mirrors (RFC 9110; the document says so), without a body. A method a path has no
 // operation for must be answered as every operation of that path describes it (405), a path the document does not
-// have as every operation describes it (404).
+// have as every operation describes it (404). Every webhook the run's receivers got (receiver.ts) is held against the
+// document's `webhooks` map the same way: its type must be in the map, the headers the map requires present, the
+// content type and the body as the map gives them for that type.
 import t from 'tap'
 import { issueKey, startTestServer } from './server.js'
 import { conforms, resolve } from './json-schema.js'
-import { type Recorded, readResponses } from './responses.js'
+import { type Recorded, type RecordedWebhook, readResponses, readWebhooks } from './responses.js'
 
 type Json = Record<string, any>
 const BASE = '/api/v1'
@@ -66,4 +68,38 @@ t.test('every /api/v1 response of the run is described by the served OpenAPI doc
   t.comment(`${recorded.length} responses from ${new Set(recorded.map((r) => r.file)).size} test files`)
   for (const [where, n] of [...seen].sort()) t.comment(`${where}: ${n}`)
   t.equal(failures.size, 0, 'no response outside the document')
+})
+
+function webhookProblems(w: RecordedWebhook): { type: string; problems: string[] } {
+  let body: Json
+  try {
+    body = JSON.parse(w.body)
+  } catch {
+    return { type: '(not JSON)', problems: [`the body is not JSON: ${w.body.slice(0, 100)}`] }
+  }
+  const type = String(body?.type)
+  const post = (doc.webhooks as Json)?.[type]?.post
+  if (!post) return { type, problems: [`${type} is not in the webhooks map`] }
+  const missing = (post.parameters as Json[])
+    .filter((p) => p.in === 'header' && p.required && w.headers[p.name.toLowerCase()] === undefined)
+    .map((p) => `lacks the header ${p.name}`)
+  const contentType = String(w.headers['content-type']).split(';')[0].trim()
+  const media = post.requestBody.content[contentType]
+  if (!media) return { type, problems: [...missing, `content type ${contentType} is not the map's`] }
+  return { type, problems: [...missing, ...conforms(body, media.schema, doc)] }
+}
+
+t.test("every webhook the run's receivers got is described by the document's webhooks map", async (t) => {
+  const webhooks = readWebhooks()
+  const seen = new Map<string, number>()
+  const failures = new Map<string, string>()
+  for (const w of webhooks) {
+    const { type, problems } = webhookProblems(w)
+    seen.set(type, (seen.get(type) ?? 0) + 1)
+    if (problems.length) failures.set(`${type}: ${problems.join('; ')}`, `${w.file} ${w.body.slice(0, 200)}`)
+  }
+  for (const [problem, example] of failures) t.fail(problem, { example })
+  t.comment(`${webhooks.length} webhooks from ${new Set(webhooks.map((w) => w.file)).size} test files`)
+  for (const [type, n] of [...seen].sort()) t.comment(`${type}: ${n}`)
+  t.equal(failures.size, 0, 'no webhook outside the document')
 })

@@ -1,9 +1,10 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 
-// Every /api/v1 response a test gets is recorded here, one JSON line per response in one file per test process
-// (tap runs test files in parallel processes), so that responses-check.ts can hold each against the served OpenAPI
-// document once the whole run is over. fetch is wrapped by server.ts, raw exchanges are recorded by raw.ts.
+// Every /api/v1 response a test gets is recorded here, one JSON line per response in one file per test process (tap
+// runs test files in parallel processes), so that responses-check.ts can hold each against the served OpenAPI
+// document once the whole run is over. fetch is wrapped by server.ts, raw exchanges are recorded by raw.ts, webhooks
+// by the test receivers (receiver.ts) into a file of their own per process.
 
 export interface Recorded {
   file: string
@@ -51,10 +52,24 @@ export function recordFetches() {
   globalThis.fetch = Object.assign(wrapped, { recording: true }) as typeof fetch
 }
 
-export function readResponses(): Recorded[] {
+// Every webhook a test's receiver got (receiver.ts), to be held against the document's `webhooks` map the same way.
+export interface RecordedWebhook {
+  file: string
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+const WEBHOOKS = '.webhooks.jsonl'
+
+export function recordWebhook(w: Omit<RecordedWebhook, 'file'>) {
+  mkdirSync(RESPONSES_DIR, { recursive: true })
+  appendFileSync(join(RESPONSES_DIR, `${process.pid}${WEBHOOKS}`), `${JSON.stringify({ file, ...w })}\n`)
+}
+
+function readLines<T>(which: (name: string) => boolean): T[] {
   let files: string[]
   try {
-    files = readdirSync(RESPONSES_DIR).filter((f) => f.endsWith('.jsonl'))
+    files = readdirSync(RESPONSES_DIR).filter(which)
   } catch {
     return []
   }
@@ -62,8 +77,11 @@ export function readResponses(): Recorded[] {
     readFileSync(join(RESPONSES_DIR, f), 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as Recorded)
+      .map((l) => JSON.parse(l) as T)
   )
 }
+
+export const readResponses = () => readLines<Recorded>((f) => f.endsWith('.jsonl') && !f.endsWith(WEBHOOKS))
+export const readWebhooks = () => readLines<RecordedWebhook>((f) => f.endsWith(WEBHOOKS))
 
 export const clearResponses = () => rmSync(RESPONSES_DIR, { recursive: true, force: true })
