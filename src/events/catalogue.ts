@@ -35,6 +35,10 @@ const EVENT_DATA = {
   'key.revoked': keyData({}),
   'quota.warning': quotaData,
   'quota.exhausted': quotaData,
+  'webhook.test': v.object({
+    endpointId: v.pipe(v.string(), v.uuid(), v.description('The endpoint it was sent to.')),
+    who,
+  }),
 } as const
 
 const summaries: Record<EventType, string> = {
@@ -44,10 +48,14 @@ const summaries: Record<EventType, string> = {
   'key.revoked': 'An API key was revoked',
   'quota.warning': 'The account has used 80% of this month’s AI quota (at most once per month)',
   'quota.exhausted': 'The account has used all of this month’s AI quota (at most once per month)',
+  'webhook.test':
+    'A test event, sent by hand from the dashboard to one endpoint (whatever types it wants); nothing happened',
 }
 
 export type EventType = keyof typeof EVENT_DATA
 export const EVENT_TYPES = Object.keys(EVENT_DATA) as EventType[]
+// The types an endpoint can ask for: all but the test event, which is only ever sent by hand to one endpoint.
+export const SUBSCRIBABLE_TYPES = EVENT_TYPES.filter((t) => t !== 'webhook.test')
 // The `data` of one type: exactly what its schema outputs.
 export type EventData<T extends EventType> = v.InferOutput<(typeof EVENT_DATA)[T]>
 // One event as the outbox takes it: for a union of types, a union of `{type, data}` pairs, so that a type is never

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { ApiError } from '../http/errors.js'
 import { assertPublicHost } from './address.js'
-import { EVENT_TYPES, type EventType } from './catalogue.js'
+import { type EventType, SUBSCRIBABLE_TYPES } from './catalogue.js'
 
 export interface EndpointInput {
   accountId: string
@@ -22,7 +22,7 @@ const Input = v.object({
   url: v.pipe(v.string(), v.maxLength(2048, 'the URL must be at most 2048 characters'), v.url('must be a URL')),
   events: v.optional(
     v.pipe(
-      v.array(v.picklist(EVENT_TYPES, `event types are ${EVENT_TYPES.join(', ')}`)),
+      v.array(v.picklist(SUBSCRIBABLE_TYPES, `event types are ${SUBSCRIBABLE_TYPES.join(', ')}`)),
       v.minLength(1, 'name at least one event type, or none for all')
     )
   ),

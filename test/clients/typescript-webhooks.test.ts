@@ -102,6 +102,7 @@ t.test('the returned event is typed by the OpenAPI document’s webhooks', async
     'lead.created',
     'quota.exhausted',
     'quota.warning',
+    'webhook.test',
   ])
   const [signed] = webhookVectors()
   const event: WebhookEvent = verifyWebhook(signed.body, signed.headers, signed.secret)

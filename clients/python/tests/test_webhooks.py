@@ -25,6 +25,7 @@ EVENTS: dict[str, tuple[type, type]] = {
     "key.revoked": (webhooks.KeyRevokedEvent, webhooks.KeyData),
     "quota.warning": (webhooks.QuotaWarningEvent, webhooks.QuotaData),
     "quota.exhausted": (webhooks.QuotaExhaustedEvent, webhooks.QuotaData),
+    "webhook.test": (webhooks.WebhookTestEvent, webhooks.WebhookTestData),
 }
 
 

@@ -281,6 +281,23 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A test event, sent by hand from the dashboard to one endpoint (whatever types it wants); nothing happened */
+        post: operations["onWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -542,6 +559,28 @@ export interface components {
                 limit: number;
                 /** @description Completions used when the event was made. */
                 used: number;
+            };
+        };
+        /**
+         * WebhookTestEvent
+         * @description A test event, sent by hand from the dashboard to one endpoint (whatever types it wants); nothing happened
+         */
+        WebhookTestEvent: {
+            /** @constant */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description The endpoint it was sent to.
+                 */
+                endpointId: string;
+                /** @description Email of the user who made the change; null when it was made from the command line. */
+                who: string | null;
             };
         };
     };
@@ -1523,6 +1562,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["QuotaExhaustedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
             };
         };
         responses: {

@@ -102,7 +102,28 @@ class QuotaExhaustedEvent(TypedDict):
     data: QuotaData
 
 
+class WebhookTestData(TypedDict):
+    endpointId: str
+    """The endpoint it was sent to."""
+    who: str | None
+    """Email of the user who sent it."""
+
+
+class WebhookTestEvent(TypedDict):
+    """A test event, sent by hand from the dashboard to one endpoint; nothing happened."""
+
+    type: Literal["webhook.test"]
+    timestamp: str
+    data: WebhookTestData
+
+
 WebhookEvent = Union[
-    LeadCreatedEvent, KeyCreatedEvent, KeyRotatedEvent, KeyRevokedEvent, QuotaWarningEvent, QuotaExhaustedEvent
+    LeadCreatedEvent,
+    KeyCreatedEvent,
+    KeyRotatedEvent,
+    KeyRevokedEvent,
+    QuotaWarningEvent,
+    QuotaExhaustedEvent,
+    WebhookTestEvent,
 ]
 """Any event; narrow it on ``event["type"]``."""

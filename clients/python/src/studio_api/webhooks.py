@@ -30,6 +30,8 @@ from ._events import (
     QuotaExhaustedEvent,
     QuotaWarningEvent,
     WebhookEvent,
+    WebhookTestData,
+    WebhookTestEvent,
 )
 
 __all__ = [
@@ -45,6 +47,8 @@ __all__ = [
     "QuotaWarningEvent",
     "Reason",
     "WebhookEvent",
+    "WebhookTestData",
+    "WebhookTestEvent",
     "WebhookVerificationError",
     "verify",
 ]
