@@ -17,6 +17,7 @@ import { cookieName, signinPages } from './signin.js'
 import { STYLE } from './style.js'
 import { teamPages } from './team.js'
 import { usagePages } from './usage.js'
+import { webhooksPages } from './webhooks.js'
 
 const FORM_LIMIT = 64 * 1024
 const ASSETS: Record<string, [string, string]> = {
@@ -56,6 +57,7 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
     ...keysPages(deps),
     ...leadsPages(deps),
     ...usagePages(deps),
+    ...webhooksPages(deps),
     ...teamPages(deps),
     ...accountPages(deps),
   ]

@@ -11,6 +11,7 @@ const SECTIONS = [
   ['keys', 'API keys'],
   ['leads', 'Leads'],
   ['usage', 'Usage'],
+  ['webhooks', 'Webhooks'],
   ['team', 'Team'],
   ['account', 'Account'],
 ] as const
@@ -18,6 +19,8 @@ const SECTIONS = [
 export type Section = (typeof SECTIONS)[number][0]
 
 export const canManage = (role: string) => role === 'owner' || role === 'admin'
+// Sections only owners and admins see (their pages are `access: 'admin'`).
+const MANAGERS_ONLY: readonly Section[] = ['webhooks', 'team']
 
 const head = (title: string) => html`<head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -29,9 +32,10 @@ const head = (title: string) => html`<head><meta charset="utf-8">
 
 export const csrfField = (v: Viewer) => html`<input type="hidden" name="csrf" value="${v.csrf}">`
 
-// A signed-in page: side navigation (Team only for owners and admins), who is signed in, and the section's content.
+// A signed-in page: side navigation (Webhooks and Team only for owners and admins), who is signed in, and the section's
+// content.
 export function page(v: Viewer, section: Section, title: string, content: Value): Html {
-  const links = SECTIONS.filter(([s]) => s !== 'team' || canManage(v.role)).map(
+  const links = SECTIONS.filter(([s]) => !MANAGERS_ONLY.includes(s) || canManage(v.role)).map(
     ([s, label]) => html`<a href="/dashboard/${s}"${s === section ? html` aria-current="page"` : ''}>${label}</a>`
   )
   return html`<html lang="en">${head(title)}<body>
@@ -57,6 +61,11 @@ const NOTICES: Record<string, string> = {
   everywhere: 'Every other session was signed out.',
   role: 'The role was changed.',
   removed: 'The user was removed and their keys revoked.',
+  'webhook-test': 'A test event is on its way; its attempt shows in the delivery log below within seconds.',
+  'webhook-resent': 'The event is sent again; its new attempts show in the delivery log below.',
+  'webhook-disabled': 'The endpoint is disabled: it receives nothing, and its pending deliveries were cancelled.',
+  'webhook-enabled': 'The endpoint is enabled: it receives the events made from now on.',
+  'webhook-deleted': 'The endpoint was deleted with its delivery log.',
 }
 
 // A fixed message after a POST-redirect-GET (?done=word): never text from the request itself.
@@ -69,4 +78,11 @@ export const notice = (done: string | null) => {
 export const secretBox = (id: string, value: string) => html`<div class="secret"><code id="${id}">${value}</code>
 <button type="button" class="secondary small" data-copy="${id}" hidden>Copy</button></div>`
 
-export const when = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : '—')
+// A UTC time to the minute (to the second with `seconds`).
+export const when = (d: Date | null | undefined, seconds = false) =>
+  d
+    ? d
+        .toISOString()
+        .slice(0, seconds ? 19 : 16)
+        .replace('T', ' ')
+    : '—'

@@ -1,0 +1,157 @@
+import { listDeliveryLog } from '../events/delivery-log.js'
+import {
+  addEndpoint,
+  disableEndpoint,
+  type Endpoint,
+  enableEndpoint,
+  listEndpoints,
+  removeEndpoint,
+  rotateSecret,
+} from '../events/endpoints.js'
+import { resend, sendTest } from '../events/manual.js'
+import { ApiError } from '../http/errors.js'
+import { html, type Html } from './html.js'
+import { csrfField, notice, page, when } from './layout.js'
+import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import {
+  type AddValues,
+  addForm,
+  deliveryLog,
+  endpointCard,
+  endpointsTable,
+  errorBanner,
+  NO_VALUES,
+  secretBanner,
+} from './webhook-views.js'
+
+// The Webhooks section (owners and admins): an account's endpoints, each with its actions and delivery log. Every
+// change goes through src/events/, as the CLI's does.
+
+async function listPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '', values = NO_VALUES) {
+  const v = ctx.user
+  const endpoints = await listEndpoints(deps.sql, v.accountId)
+  return page(
+    v,
+    'webhooks',
+    'Webhooks',
+    html`<h1>Webhooks</h1><p class="lead">This account's events, POSTed as they happen to the endpoints below, signed
+the <a href="https://www.standardwebhooks.com/">Standard Webhooks</a> way with each endpoint's secret.</p>
+${notice(ctx.url.searchParams.get('done'))}${banner}${addForm(v, values)}${endpointsTable(endpoints)}`
+  )
+}
+
+async function endpointOf(deps: DashboardDeps, ctx: PageCtx): Promise<Endpoint> {
+  const found = (await listEndpoints(deps.sql, ctx.user.accountId)).find((e) => e.id === ctx.params.id)
+  if (!found) throw new ApiError('not_found', 'There is no such endpoint in your account.')
+  return found
+}
+
+async function endpointPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
+  const v = ctx.user
+  const e = await endpointOf(deps, ctx)
+  const before = ctx.url.searchParams.get('before') ?? undefined
+  const log = await listDeliveryLog(deps.sql, e.id, before)
+  return page(
+    v,
+    'webhooks',
+    'Webhook endpoint',
+    html`<p><a href="/dashboard/webhooks">← Webhooks</a></p><h1>Endpoint</h1>
+${notice(ctx.url.searchParams.get('done'))}${banner}${endpointCard(v, e)}
+<h2>Delivery log</h2><p class="lead">Every attempt of the last 30 days, newest event first. Resend sends an event
+again with the same <code>webhook-id</code>.</p>${deliveryLog(v, e.id, log, !before)}`
+  )
+}
+
+// The add form as sent; the events are checked by src/events/ (unknown types are refused there).
+function addValues(form: URLSearchParams): AddValues {
+  const events = form.get('scope') === 'some' ? form.getAll('events') : null
+  return { url: (form.get('url') ?? '').trim(), description: (form.get('description') ?? '').trim(), events }
+}
+
+async function add(deps: DashboardDeps, ctx: PageCtx) {
+  const values = addValues(ctx.form)
+  if (ctx.form.get('kind') !== 'webhook') throw new ApiError('bad_request', 'Pick a kind of endpoint from the list.')
+  const input = {
+    accountId: ctx.user.accountId,
+    url: values.url,
+    events: values.events ?? undefined,
+    description: values.description || undefined,
+  }
+  try {
+    if (values.events?.length === 0) throw new ApiError('invalid_request', 'pick at least one event type, or all')
+    const made = await addEndpoint(deps.sql, input, deps.config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+    // Answered directly, not redirected: this response is the only place the secret is ever shown.
+    const shown = secretBanner('Endpoint added. Its signing secret:', made.secret)
+    return listPage(deps, ctx, shown)
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.code !== 'invalid_request') throw e
+    const shown = errorBanner(`The endpoint was not added: ${e.message}.`)
+    return { status: 422, page: await listPage(deps, ctx, shown, values) }
+  }
+}
+
+const done = (e: Endpoint, word: string) => see(`/dashboard/webhooks/${e.id}?done=${word}`)
+
+export function webhooksPages(deps: DashboardDeps): Page[] {
+  const { sql } = deps
+  const now = () => new Date(deps.clock?.() ?? Date.now())
+  const post = (action: string, handle: (ctx: PageCtx, e: Endpoint) => ReturnType<Page['handle']>): Page => ({
+    method: 'POST',
+    path: `/dashboard/webhooks/:id/${action}`,
+    access: 'admin',
+    handle: async (ctx) => handle(ctx, await endpointOf(deps, ctx)),
+  })
+  const enabled = (e: Endpoint, what: string) => {
+    if (e.disabledReason !== null) throw new ApiError('bad_request', `The endpoint is disabled: enable it to ${what}.`)
+  }
+  return [
+    { method: 'GET', path: '/dashboard/webhooks', access: 'admin', handle: (ctx) => listPage(deps, ctx) },
+    { method: 'POST', path: '/dashboard/webhooks', access: 'admin', handle: (ctx) => add(deps, ctx) },
+    { method: 'GET', path: '/dashboard/webhooks/:id', access: 'admin', handle: (ctx) => endpointPage(deps, ctx) },
+    post('test', async (ctx, e) => {
+      enabled(e, 'send it a test event')
+      await sendTest(sql, ctx.user.accountId, e.id, ctx.user.email, now())
+      return done(e, 'webhook-test')
+    }),
+    post('resend', async (ctx, e) => {
+      enabled(e, 'send it events')
+      if (!(await resend(sql, e.id, ctx.form.get('event') ?? '', now())))
+        throw new ApiError('not_found', 'This endpoint was never sent that event, or it is older than 30 days.')
+      return done(e, 'webhook-resent')
+    }),
+    post('rotate', async (ctx, e) => {
+      const at = now()
+      const secret = await rotateSecret(sql, e.id, at)
+      if (!secret) throw new ApiError('not_found', 'The endpoint is gone.')
+      const until = `The old secret also signs until ${when(new Date(at.getTime() + 86_400_000))} UTC.`
+      return endpointPage(deps, ctx, secretBanner('Secret rotated. The new signing secret:', secret, until))
+    }),
+    post('disable', async (ctx, e) => {
+      await disableEndpoint(sql, e.id, `disabled by hand by ${ctx.user.email}`)
+      return done(e, 'webhook-disabled')
+    }),
+    post('enable', async (_, e) => {
+      await enableEndpoint(sql, e.id)
+      return done(e, 'webhook-enabled')
+    }),
+    post('delete', async (ctx, e) => {
+      if (ctx.form.get('confirm') !== 'yes') return confirmDelete(ctx, e)
+      await removeEndpoint(sql, e.id)
+      return see('/dashboard/webhooks?done=webhook-deleted')
+    }),
+  ]
+}
+
+// The confirmation step, a page of its own so that it works without script.
+const confirmDelete = (ctx: PageCtx, e: Endpoint) =>
+  page(
+    ctx.user,
+    'webhooks',
+    'Delete an endpoint',
+    html`<h1>Delete this endpoint?</h1><div class="card">
+<p><code>${e.url}</code> receives nothing more; its pending deliveries and its delivery log are deleted. This cannot
+be undone.</p>
+<form method="post" action="/dashboard/webhooks/${e.id}/delete" class="row">${csrfField(ctx.user)}
+<input type="hidden" name="confirm" value="yes"><button class="danger">Delete the endpoint</button>
+<a class="button secondary" href="/dashboard/webhooks/${e.id}">Cancel</a></form></div>`
+  )

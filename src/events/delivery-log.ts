@@ -1,0 +1,54 @@
+import type { Sql } from '../storage/db.js'
+
+// An endpoint's delivery log: the events it was sent, newest first, each with its delivery's state and every attempt
+// (time, status, duration, the first bytes of the answer). Kept 30 days (deliveries.ts prunes).
+
+interface LoggedAttempt {
+  at: Date
+  // null: no answer (refused, timed out, redirected elsewhere: the answer says which).
+  status: number | null
+  durationMs: number
+  answer: string
+}
+
+export interface LoggedEvent {
+  eventId: string
+  type: string
+  createdAt: Date
+  state: 'pending' | 'delivered' | 'failed' | 'cancelled'
+  nextAt: Date
+  attempts: LoggedAttempt[]
+}
+
+export interface LogPage {
+  events: LoggedEvent[]
+  // The cursor of the next (older) page, or null on the last one.
+  next: string | null
+}
+
+const ANSWER_CHARS = 300
+const CURSOR = /^(\d{1,15})~(evt_[\w-]{1,64})$/
+
+// One page of `limit` events, older than `cursor` (from a previous page's `next`) when given; a bad cursor is the
+// first page.
+export async function listDeliveryLog(sql: Sql, endpointId: string, cursor?: string, limit = 25): Promise<LogPage> {
+  const c = CURSOR.exec(cursor ?? '')
+  const older = c ? sql`and (e.created_at, e.id) < (${new Date(Number(c[1]))}, ${c[2]})` : sql``
+  const rows = await sql<(Omit<LoggedEvent, 'attempts'> & { attempts: LoggedAttempt[] })[]>`
+    select e.id as "eventId", e.type, e.created_at as "createdAt", d.state, d.next_at as "nextAt",
+      coalesce((
+        select json_agg(json_build_object('at', a.at, 'status', a.status, 'durationMs', a.duration_ms,
+                                          'answer', left(a.answer, ${ANSWER_CHARS})) order by a.at desc, a.id desc)
+        from webhook_attempts a where a.event_id = d.event_id and a.endpoint_id = d.endpoint_id
+      ), '[]'::json) as attempts
+    from webhook_deliveries d join events e on e.id = d.event_id
+    where d.endpoint_id = ${endpointId} ${older}
+    order by e.created_at desc, e.id desc
+    limit ${limit + 1}`
+  const events = rows.slice(0, limit).map((r) => ({
+    ...r,
+    attempts: r.attempts.map((a) => ({ ...a, at: new Date(a.at) })),
+  }))
+  const last = events.at(-1)
+  return { events, next: rows.length > limit && last ? `${last.createdAt.getTime()}~${last.eventId}` : null }
+}
