@@ -94,10 +94,28 @@ export async function backlog(sql: Sql, now: Date): Promise<{ waiting: number; o
   }
 }
 
-// Events, deliveries and attempts are kept 30 days; an event is kept while a delivery of it is still pending.
-export async function prune(sql: Sql, now: Date): Promise<void> {
-  const before = new Date(now.getTime() - 30 * 86_400_000)
-  await sql`delete from webhook_attempts where at < ${before}`
-  await sql`delete from events e where e.created_at < ${before}
-    and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.state = 'pending')`
+const KEEP_MS = 30 * 86_400_000
+const PRUNE_BATCH = 1000
+
+// Events, deliveries and attempts are kept 30 days; an event is kept while a delivery of it is still pending. Deleted
+// in batches of 1,000 rows (short statements, locks held briefly; rows another process is deleting are skipped), so
+// that a backlog of old rows never holds up deliveries. Returns the rows deleted.
+export async function prune(sql: Sql, now: Date): Promise<number> {
+  const before = new Date(now.getTime() - KEEP_MS)
+  let deleted = 0
+  for (;;) {
+    const gone = await sql`delete from webhook_attempts where id in (
+      select id from webhook_attempts where at < ${before} limit ${PRUNE_BATCH} for update skip locked)`
+    deleted += gone.count
+    if (gone.count < PRUNE_BATCH) break
+  }
+  for (;;) {
+    const gone = await sql`delete from events where id in (
+      select e.id from events e where e.created_at < ${before}
+        and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.state = 'pending')
+      limit ${PRUNE_BATCH} for update of e skip locked)`
+    deleted += gone.count
+    if (gone.count < PRUNE_BATCH) break
+  }
+  return deleted
 }

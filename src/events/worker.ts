@@ -44,6 +44,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
   const inFlight = new Map<Claimed, Promise<void>>()
   let waiting = { waiting: 0, oldestSeconds: 0 }
   let lastPrune = 0
+  let pruning: Promise<unknown> | null = null
   let nudge: () => void = () => {}
   let nudged = false
   const wake = () => {
@@ -83,7 +84,13 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
       inFlight.set(c, run)
     }
     waiting = await backlog(sql, now)
-    if (now.getTime() - lastPrune >= PRUNE_EVERY_MS) await prune(sql, now).then(() => (lastPrune = now.getTime()))
+    if (!pruning && now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = now.getTime()
+      // Beside the deliveries, not in their way; close() waits for it.
+      pruning = prune(sql, now)
+        .catch((e) => log.warn('webhook log prune', { err: String(e) }))
+        .finally(() => (pruning = null))
+    }
     return claimed.length === free && free > 0
   }
 
@@ -123,6 +130,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
         const claims = [...inFlight.keys()]
         await Promise.all(inFlight.values())
         await releaseClaims(sql, claims)
+        await pruning
         await (await listening)?.unlisten()
       })()
       await withTimeout(stopped, CLOSE_MS).catch((e) =>
