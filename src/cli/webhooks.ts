@@ -1,6 +1,14 @@
 import { accountOfUser } from '../accounts/accounts.js'
 import { Email } from '../api/schemas.js'
-import { addEndpoint, type Endpoint, listEndpoints, removeEndpoint } from '../events/endpoints.js'
+import {
+  addEndpoint,
+  disableEndpoint,
+  type Endpoint,
+  enableEndpoint,
+  listEndpoints,
+  removeEndpoint,
+  rotateSecret,
+} from '../events/endpoints.js'
 import { check } from './arguments.js'
 import { type Command, UsageError } from './command.js'
 import { printTable } from './print.js'
@@ -60,6 +68,41 @@ export const webhookCommands: Command[] = [
       database(async (sql) => {
         if (!(await removeEndpoint(sql, positionals[0]))) throw new Error(`no webhook endpoint ${positionals[0]}`)
         io.out(`endpoint ${positionals[0]} removed`)
+      }),
+  },
+  {
+    name: 'webhooks rotate',
+    args: 'ID',
+    help: 'a new signing secret, alone on the last line; the old one also signs for 24 hours',
+    run: ({ positionals, io, database }) =>
+      database(async (sql) => {
+        const now = new Date()
+        const secret = await rotateSecret(sql, positionals[0], now)
+        if (!secret) throw new Error(`no webhook endpoint ${positionals[0]}`)
+        const until = new Date(now.getTime() + 86_400_000).toISOString()
+        io.out(`endpoint ${positionals[0]}: the old secret also signs until ${until}; the new one, shown once:`)
+        io.out(secret)
+      }),
+  },
+  {
+    name: 'webhooks disable',
+    args: 'ID',
+    help: 'stop sending to an endpoint (its pending deliveries are cancelled)',
+    run: ({ positionals, io, database }) =>
+      database(async (sql) => {
+        if (!(await disableEndpoint(sql, positionals[0], 'disabled by hand from the command line')))
+          throw new Error(`no webhook endpoint ${positionals[0]}`)
+        io.out(`endpoint ${positionals[0]} disabled`)
+      }),
+  },
+  {
+    name: 'webhooks enable',
+    args: 'ID',
+    help: 'send to a disabled endpoint again (the events made from now on)',
+    run: ({ positionals, io, database }) =>
+      database(async (sql) => {
+        if (!(await enableEndpoint(sql, positionals[0]))) throw new Error(`no webhook endpoint ${positionals[0]}`)
+        io.out(`endpoint ${positionals[0]} enabled`)
       }),
   },
 ]

@@ -66,3 +66,25 @@ t.test('a private address is refused without STUDIO_WEBHOOKS_ALLOW_PRIVATE; bad 
   t.equal((await cli(['webhooks', 'add', '--url', 'https://93.184.216.34/'])).code, 2, '--email is needed')
   t.equal((await cli(['webhooks', 'list', '--email', 'nobody@example.com'])).code, 1)
 })
+
+t.test('rotate prints the new secret alone on the last line; disable and enable show in list', async (t) => {
+  const add = await cli(['webhooks', 'add', '--email', 'hooks@example.com', '--url', 'http://127.0.0.1:9/r'], allow)
+  const id = /endpoint ([0-9a-f-]{36})/.exec(add.out[0])?.[1] as string
+  const rotated = await cli(['webhooks', 'rotate', id])
+  t.equal(rotated.code, 0, rotated.err.join('\n'))
+  t.match(rotated.out[0], /the old secret also signs until \d{4}-/)
+  t.match(rotated.out.at(-1), /^whsec_/)
+  t.not(rotated.out.at(-1), add.out.at(-1))
+  const state = async () =>
+    (await cli(['webhooks', 'list', '--email', 'hooks@example.com'])).out.find((l) => l.startsWith(id))?.split('\t')[4]
+  t.equal((await cli(['webhooks', 'disable', id])).code, 0)
+  t.equal(await state(), 'disabled: disabled by hand from the command line')
+  t.equal((await cli(['webhooks', 'enable', id])).code, 0)
+  t.equal(await state(), 'enabled')
+  for (const command of ['rotate', 'disable', 'enable']) {
+    const missing = await cli(['webhooks', command, '00000000-0000-4000-8000-000000000000'])
+    t.equal(missing.code, 1, command)
+    t.match(missing.err[0], /no webhook endpoint/)
+    t.equal((await cli(['webhooks', command])).code, 2, `${command} needs an ID`)
+  }
+})
