@@ -45,7 +45,8 @@ fieldset{border:0;padding:0;margin:0 0 12px;min-width:0}
 legend{font-size:13px;font-weight:600;padding:0;margin-bottom:4px}
 label.check{font-weight:400;font-size:14px;display:flex;gap:8px;align-items:center}
 .checks{display:flex;flex-wrap:wrap;gap:4px 18px;margin:4px 0 0 24px}
-.actions{margin-top:16px;gap:8px}code.answer{display:block;max-width:360px;white-space:pre-wrap;overflow-wrap:anywhere}
+.actions{margin-top:16px;gap:8px}td.time{white-space:nowrap}
+code.answer{display:block;max-width:360px;white-space:pre-wrap;overflow-wrap:anywhere}
 form.inline{display:inline}
 .row{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-end}
 .field{display:flex;flex-direction:column;gap:4px;margin-bottom:12px}

@@ -115,7 +115,7 @@ action="/dashboard/webhooks/${endpointId}/resend">${csrfField(v)}
   if (!ev.attempts.length)
     return html`<tr>${head}<td colspan="4" class="muted">No attempt yet (made ${when(ev.createdAt)})</td>${resend}</tr>`
   return html`${ev.attempts.map(
-    (a, i) => html`<tr>${i === 0 ? head : ''}<td>${when(a.at, true)}</td><td>${statusBadge(a.status)}</td>
+    (a, i) => html`<tr>${i === 0 ? head : ''}<td class="time">${when(a.at, true)}</td><td>${statusBadge(a.status)}</td>
 <td class="num">${a.durationMs} ms</td><td><code class="answer">${a.answer || '(empty)'}</code></td>${
       i === 0 ? resend : ''
     }</tr>`
