@@ -1,15 +1,19 @@
 // `npm run screenshots`: a 1280×800 PNG of every dashboard section in docs/screenshots/, over a seeded database.
 import { mkdirSync } from 'node:fs'
+import { addEndpoint } from '../../src/events/endpoints.js'
 import { signinLink } from './dashboard-client.js'
 import { openBrowser } from './browser.js'
 import { testDatabase } from './database.js'
+import { eventually } from './eventually.js'
+import { receiver } from './receiver.js'
 import { startTestServer } from './server.js'
 
 const cleanups: (() => unknown)[] = []
 const t = { teardown: (fn: () => unknown) => cleanups.push(fn) }
 try {
   const dbEnv = await testDatabase(t)
-  const server = await startTestServer(t, {}, { dbEnv })
+  // Private addresses allowed: the webhook endpoints are receivers on this machine.
+  const server = await startTestServer(t, { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { dbEnv })
   const env = { STUDIO_PUBLIC_URL: server.url }
   const link = await signinLink(dbEnv, env, [
     '--email',
@@ -27,6 +31,24 @@ try {
     { account_id: string }[]
   >`select account_id from users where email = 'ada@example.com'`
   await sql`update users set account_id = ${account_id}, role = 'admin' where email = 'grace@example.com'`
+  // Two endpoints, before the leads so that their lead.created events are delivered and logged: one that takes them
+  // (but refuses the key.created event once, so that the log shows a retry), one that answered 410 and was disabled.
+  let refused = false
+  const crm = await receiver(t, (r, res) => {
+    if (refused || !r.body.includes('"key.created"')) return res.end('{"ok":true}')
+    refused = true
+    res.statusCode = 503
+    res.end('Service Unavailable: deploy in progress')
+  })
+  const gone = await receiver(t, (_, res) => {
+    res.statusCode = 410
+    res.end('This hook was removed.')
+  })
+  const hooks = [
+    { accountId: account_id, url: crm.url, description: 'CRM sync' },
+    { accountId: account_id, url: gone.url, events: ['lead.created'], description: 'Old Zapier zap' },
+  ]
+  for (const h of hooks) await addEndpoint(sql, h, true)
   const people = [
     'Marie Curie',
     'Alan Turing',
@@ -50,6 +72,7 @@ try {
     })
     if (r.status !== 201) throw new Error(`lead: ${r.status}`)
   }
+  await eventually(() => crm.got.length === people.length && gone.got.length >= 1, { what: 'the leads delivered' })
   const prefix = key.split('_')[1]
   const now = new Date()
   for (let day = 1; day <= now.getUTCDate(); day++) {
@@ -80,6 +103,22 @@ try {
     await page.goto(`${server.url}/dashboard/${section}`)
     await page.screenshot({ path: `docs/screenshots/${section}.png` })
   }
+  const keyEvents = () => crm.got.filter((r) => r.body.includes('"key.created"')).length
+  await eventually(() => keyEvents() === 2, { what: 'the key.created event retried' })
+  await page.goto(`${server.url}/dashboard/webhooks`)
+  await page.screenshot({ path: 'docs/screenshots/webhooks.png' })
+  await page.getByRole('link', { name: crm.url }).click()
+  await page.click('text=Send test event')
+  await eventually(
+    async () => {
+      await page.reload()
+      const row = page.locator('table.log tr', { hasText: 'webhook.test' })
+      return (await row.count()) === 1 && (await row.textContent())?.includes('delivered')
+    },
+    { what: 'the test event in the log' }
+  )
+  await page.goto(page.url().split('?')[0])
+  await page.screenshot({ path: 'docs/screenshots/webhook.png' })
   await page.goto(`${server.url}/dashboard/leads`)
   await page.click('text=Marie Curie')
   await page.screenshot({ path: 'docs/screenshots/lead.png' })
