@@ -7,11 +7,30 @@ import {
   enableEndpoint,
   listEndpoints,
   removeEndpoint,
+  ROTATION_OVERLAP_MS,
   rotateSecret,
 } from '../events/endpoints.js'
+import type { Sql } from '../storage/db.js'
 import { check } from './arguments.js'
 import { type Command, UsageError } from './command.js'
 import { printTable } from './print.js'
+
+// `studio webhooks ACTION ID`: one call on one endpoint, which answers false when there is no such endpoint.
+const onEndpoint = (
+  action: string,
+  help: string,
+  done: string,
+  call: (sql: Sql, id: string) => Promise<boolean>
+): Command => ({
+  name: `webhooks ${action}`,
+  args: 'ID',
+  help,
+  run: ({ positionals: [id], io, database }) =>
+    database(async (sql) => {
+      if (!(await call(sql, id))) throw new Error(`no webhook endpoint ${id}`)
+      io.out(`endpoint ${id} ${done}`)
+    }),
+})
 
 // `studio webhooks …`: an account's webhook endpoints (src/events/), in the command table's order.
 export const webhookCommands: Command[] = [
@@ -60,16 +79,7 @@ export const webhookCommands: Command[] = [
       })
     },
   },
-  {
-    name: 'webhooks remove',
-    args: 'ID',
-    help: 'delete a webhook endpoint and its delivery log',
-    run: ({ positionals, io, database }) =>
-      database(async (sql) => {
-        if (!(await removeEndpoint(sql, positionals[0]))) throw new Error(`no webhook endpoint ${positionals[0]}`)
-        io.out(`endpoint ${positionals[0]} removed`)
-      }),
-  },
+  onEndpoint('remove', 'delete a webhook endpoint and its delivery log', 'removed', removeEndpoint),
   {
     name: 'webhooks rotate',
     args: 'ID',
@@ -79,30 +89,13 @@ export const webhookCommands: Command[] = [
         const now = new Date()
         const secret = await rotateSecret(sql, positionals[0], now)
         if (!secret) throw new Error(`no webhook endpoint ${positionals[0]}`)
-        const until = new Date(now.getTime() + 86_400_000).toISOString()
+        const until = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString()
         io.out(`endpoint ${positionals[0]}: the old secret also signs until ${until}; the new one, shown once:`)
         io.out(secret)
       }),
   },
-  {
-    name: 'webhooks disable',
-    args: 'ID',
-    help: 'stop sending to an endpoint (its pending deliveries are cancelled)',
-    run: ({ positionals, io, database }) =>
-      database(async (sql) => {
-        if (!(await disableEndpoint(sql, positionals[0], 'disabled by hand from the command line')))
-          throw new Error(`no webhook endpoint ${positionals[0]}`)
-        io.out(`endpoint ${positionals[0]} disabled`)
-      }),
-  },
-  {
-    name: 'webhooks enable',
-    args: 'ID',
-    help: 'send to a disabled endpoint again (the events made from now on)',
-    run: ({ positionals, io, database }) =>
-      database(async (sql) => {
-        if (!(await enableEndpoint(sql, positionals[0]))) throw new Error(`no webhook endpoint ${positionals[0]}`)
-        io.out(`endpoint ${positionals[0]} enabled`)
-      }),
-  },
+  onEndpoint('disable', 'stop sending to an endpoint (its pending deliveries are cancelled)', 'disabled', (sql, id) =>
+    disableEndpoint(sql, id, 'disabled by hand from the command line')
+  ),
+  onEndpoint('enable', 'send to a disabled endpoint again (the events made from now on)', 'enabled', enableEndpoint),
 ]

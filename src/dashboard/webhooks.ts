@@ -6,6 +6,7 @@ import {
   enableEndpoint,
   listEndpoints,
   removeEndpoint,
+  ROTATION_OVERLAP_MS,
   rotateSecret,
 } from '../events/endpoints.js'
 import { resend, sendTest } from '../events/manual.js'
@@ -123,7 +124,7 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
       const at = now()
       const secret = await rotateSecret(sql, e.id, at)
       if (!secret) throw new ApiError('not_found', 'The endpoint is gone.')
-      const until = `The old secret also signs until ${when(new Date(at.getTime() + 86_400_000))} UTC.`
+      const until = `The old secret also signs until ${when(new Date(at.getTime() + ROTATION_OVERLAP_MS))} UTC.`
       return endpointPage(deps, ctx, secretBanner('Secret rotated. The new signing secret:', secret, until))
     }),
     post('disable', async (ctx, e) => {

@@ -16,7 +16,8 @@ export interface Endpoint {
   lastAttemptAt: Date | null
 }
 
-const ROTATION_OVERLAP_HOURS = 24
+// How long the old secret still signs after a rotation.
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 // A new endpoint of the account; its secret is returned here and never shown again.
@@ -73,7 +74,7 @@ export async function rotateSecret(sql: Sql, id: string, now: Date): Promise<str
   const rows = await sql`
     update webhook_endpoints
     set previous_secret = secret, secret = ${secret},
-        previous_secret_until = ${now}::timestamptz + ${ROTATION_OVERLAP_HOURS} * interval '1 hour'
+        previous_secret_until = ${new Date(now.getTime() + ROTATION_OVERLAP_MS)}
     where id = ${id} returning id`
   return rows.length === 1 ? secret : null
 }
