@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { hasChromium, openBrowser } from '../support/browser.js'
+import { hasChromium, openBrowser, watchProblems } from '../support/browser.js'
 import { PASSWORD, signinLink } from '../support/dashboard-client.js'
 import { testDatabase } from '../support/database.js'
 import { startTestServer } from '../support/server.js'
@@ -17,17 +17,7 @@ async function run() {
   const origin = new URL(server.url).origin
 
   // Every page a test opens: any dialog, console error, failed request or request to another origin is recorded.
-  async function watched(page: Page) {
-    const problems: string[] = []
-    page.on('dialog', (d) => {
-      problems.push(`dialog: ${d.message()}`)
-      void d.dismiss()
-    })
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`))
-    page.on('pageerror', (e) => problems.push(`error: ${e.message}`))
-    page.on('request', (r) => new URL(r.url()).origin !== origin && problems.push(`request: ${r.url()}`))
-    return problems
-  }
+  const watched = async (page: Page) => watchProblems(page, origin)
 
   async function me(key: string) {
     return (await server.fetch('/api/v1/me', { key })).status

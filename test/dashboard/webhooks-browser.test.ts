@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks'
 import t from 'tap'
-import { hasChromium, openBrowser } from '../support/browser.js'
+import { hasChromium, openBrowser, watchProblems } from '../support/browser.js'
 import { PASSWORD, signinLink } from '../support/dashboard-client.js'
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
@@ -20,14 +20,7 @@ async function run() {
   const hook = await receiver(t, (_, res) => res.end('received, thanks'))
   const context = await openBrowser(t)
   const page = await context.newPage()
-  const problems: string[] = []
-  page.on('dialog', (d) => {
-    problems.push(`dialog: ${d.message()}`)
-    void d.dismiss()
-  })
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`))
-  page.on('pageerror', (e) => problems.push(`error: ${e.message}`))
-  page.on('request', (r) => new URL(r.url()).origin !== origin && problems.push(`request: ${r.url()}`))
+  const problems = watchProblems(page, origin)
 
   await page.goto(await signinLink(dbEnv, { STUDIO_PUBLIC_URL: server.url }, ['--email', 'hooks@example.com']))
   await page.getByLabel('New password').fill(PASSWORD)

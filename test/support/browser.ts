@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type BrowserContext } from 'playwright-core'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import type { Teardown } from './teardown.js'
 
 // Debian's Chromium (apt-get install -y chromium), never a downloaded browser, each context with a fresh profile.
@@ -28,4 +28,18 @@ export async function openBrowser(t: Teardown, viewport = { width: 1280, height:
     rmSync(dir, { recursive: true, force: true })
   })
   return context
+}
+
+// What went wrong on a page, recorded as it happens: any dialog (dismissed), console error, page error, or request to
+// another origin than `origin`. A test expects the list to stay empty.
+export function watchProblems(page: Page, origin: string): string[] {
+  const problems: string[] = []
+  page.on('dialog', (d) => {
+    problems.push(`dialog: ${d.message()}`)
+    void d.dismiss()
+  })
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`))
+  page.on('pageerror', (e) => problems.push(`error: ${e.message}`))
+  page.on('request', (r) => new URL(r.url()).origin !== origin && problems.push(`request: ${r.url()}`))
+  return problems
 }
