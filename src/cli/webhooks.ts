@@ -36,10 +36,11 @@ const onEndpoint = (
 export const webhookCommands: Command[] = [
   {
     name: 'webhooks add',
-    args: '--email E --url URL [--events T,T] [--description D]',
+    args: '--email E --url URL [--events T,T] [--description D] [--kind K]',
     help:
-      "add a webhook endpoint to E's account (all event types unless --events names some);\nprints its id, then " +
-      'its signing secret alone on the last line',
+      "add a webhook endpoint to E's account (all event types unless --events names some);\n--kind slack: a " +
+      'Slack incoming webhook, sent lead.created only, as a message;\nprints its id, then its signing secret ' +
+      'alone on the last line',
     run: ({ values, io, config, database }) => {
       if (!values.email || !values.url) throw new UsageError('webhooks add needs --email and --url')
       const email = check(Email, values.email, '--email')
@@ -47,7 +48,8 @@ export const webhookCommands: Command[] = [
       return database(async (sql) => {
         const accountId = await accountOfUser(sql, email)
         if (!accountId) throw new Error(`no user with email ${email}`)
-        const input = { accountId, url: values.url as string, events, description: values.description }
+        const { description, kind } = values
+        const input = { accountId, url: values.url as string, events, description, kind }
         const e = await addEndpoint(sql, input, config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
         io.out(`endpoint ${e.id} added; its signing secret is shown once, store it now:`)
         io.out(e.secret)
@@ -71,7 +73,7 @@ export const webhookCommands: Command[] = [
             e.id,
             e.accountId,
             e.url,
-            e.events?.join(',') ?? 'all',
+            (e.events?.join(',') ?? 'all') + (e.kind === 'standard' ? '' : ` (${e.kind})`),
             e.disabledReason === null ? 'enabled' : `disabled: ${e.disabledReason}`,
             last(e),
           ])

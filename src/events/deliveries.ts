@@ -1,4 +1,5 @@
 import type { Sql } from '../storage/db.js'
+import type { EndpointKind } from './endpoint-input.js'
 
 // The deliveries table's life: claimed by one process (FOR UPDATE SKIP LOCKED, then a lease: a process that dies
 // holding a claim loses it when the lease ends), then finished by that process and logged as an attempt.
@@ -9,6 +10,7 @@ export interface Claimed {
   attempts: number
   body: string
   url: string
+  kind: EndpointKind
   secrets: string[]
   failingSince: Date | null
   claimedUntil: Date
@@ -27,7 +29,7 @@ export async function claimDue(sql: Sql, now: Date, leaseMs: number, limit: numb
     from due, events e, webhook_endpoints w
     where d.event_id = due.event_id and d.endpoint_id = due.endpoint_id and e.id = d.event_id
       and w.id = d.endpoint_id and w.disabled_reason is null
-    returning d.event_id as "eventId", d.endpoint_id as "endpointId", d.attempts, e.body, w.url,
+    returning d.event_id as "eventId", d.endpoint_id as "endpointId", d.attempts, e.body, w.url, w.kind,
       w.secret, case when w.previous_secret_until > ${now} then w.previous_secret end as previous,
       w.failing_since as "failingSince", d.claimed_until as "claimedUntil"`
   return rows.map(({ secret, previous, ...d }) => ({ ...d, secrets: previous ? [secret, previous] : [secret] }))

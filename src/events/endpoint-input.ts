@@ -3,9 +3,14 @@ import { ApiError } from '../http/errors.js'
 import { assertPublicHost } from './address.js'
 import { type EventType, SUBSCRIBABLE_TYPES } from './catalogue.js'
 
+const ENDPOINT_KINDS = ['standard', 'slack'] as const
+export type EndpointKind = (typeof ENDPOINT_KINDS)[number]
+
 export interface EndpointInput {
   accountId: string
   url: string
+  // 'standard' (the default) or 'slack': a Slack incoming-webhook URL, sent lead.created only, as `{"text": …}`.
+  kind?: string
   events?: string[]
   description?: string
 }
@@ -13,6 +18,7 @@ export interface EndpointInput {
 export interface CheckedEndpoint {
   accountId: string
   url: string
+  kind: EndpointKind
   events: EventType[] | null
   description: string | null
 }
@@ -20,6 +26,7 @@ export interface CheckedEndpoint {
 const Input = v.object({
   accountId: v.pipe(v.string(), v.uuid('the account must be an account id')),
   url: v.pipe(v.string(), v.maxLength(2048, 'the URL must be at most 2048 characters'), v.url('must be a URL')),
+  kind: v.optional(v.picklist(ENDPOINT_KINDS, `the kind is ${ENDPOINT_KINDS.join(' or ')}`), 'standard'),
   events: v.optional(
     v.pipe(
       v.array(v.picklist(SUBSCRIBABLE_TYPES, `event types are ${SUBSCRIBABLE_TYPES.join(', ')}`)),
@@ -29,8 +36,9 @@ const Input = v.object({
   description: v.optional(v.pipe(v.string(), v.maxLength(500, 'the description must be at most 500 characters'))),
 })
 
-// An endpoint's URL, event types and description, checked: https (http too when private addresses are allowed), no
-// credentials in the URL, and a host that does not resolve to a private address unless allowed.
+// An endpoint's URL, kind, event types and description, checked: https (http too when private addresses are allowed),
+// no credentials in the URL, a host that does not resolve to a private address unless allowed, and a Slack endpoint
+// wanting lead.created only (it is the one event a Slack message is made of).
 export async function checkEndpoint(input: EndpointInput, allowPrivate: boolean): Promise<CheckedEndpoint> {
   const parsed = v.safeParse(Input, input)
   if (!parsed.success) throw new ApiError('invalid_request', parsed.issues[0].message)
@@ -46,6 +54,12 @@ export async function checkEndpoint(input: EndpointInput, allowPrivate: boolean)
       throw new ApiError('invalid_request', `the URL's host ${reason}${(e as Error).message}`)
     }
   }
-  const { accountId, events, description } = parsed.output
-  return { accountId, url: url.href, events: events ? [...new Set(events)] : null, description: description ?? null }
+  const { accountId, kind, description } = parsed.output
+  let events = parsed.output.events ? [...new Set(parsed.output.events)] : null
+  if (kind === 'slack') {
+    if (events && (events.length > 1 || events[0] !== 'lead.created'))
+      throw new ApiError('invalid_request', 'a slack endpoint receives lead.created only')
+    events = ['lead.created']
+  }
+  return { accountId, url: url.href, kind, events, description: description ?? null }
 }

@@ -1,12 +1,13 @@
 import type { Sql } from '../storage/db.js'
 import type { EventType } from './catalogue.js'
-import { type EndpointInput, checkEndpoint } from './endpoint-input.js'
+import { type EndpointInput, type EndpointKind, checkEndpoint } from './endpoint-input.js'
 import { newSecret } from './signature.js'
 
 export interface Endpoint {
   id: string
   accountId: string
   url: string
+  kind: EndpointKind
   events: EventType[] | null
   description: string | null
   disabledReason: string | null
@@ -25,13 +26,13 @@ export async function addEndpoint(sql: Sql, input: EndpointInput, allowPrivate: 
   const e = await checkEndpoint(input, allowPrivate)
   const secret = newSecret()
   const [row] = await sql<{ id: string }[]>`
-    insert into webhook_endpoints (account_id, url, event_types, description, secret)
-    values (${e.accountId}, ${e.url}, ${e.events}, ${e.description}, ${secret}) returning id`
+    insert into webhook_endpoints (account_id, url, kind, event_types, description, secret)
+    values (${e.accountId}, ${e.url}, ${e.kind}, ${e.events}, ${e.description}, ${secret}) returning id`
   return { id: row.id, secret }
 }
 
 export const listEndpoints = (sql: Sql, accountId?: string) => sql<Endpoint[]>`
-  select w.id, w.account_id as "accountId", w.url, w.event_types as events, w.description,
+  select w.id, w.account_id as "accountId", w.url, w.kind, w.event_types as events, w.description,
          w.disabled_reason as "disabledReason", w.created_at as "createdAt",
          last.status as "lastStatus", last.at as "lastAttemptAt"
   from webhook_endpoints w

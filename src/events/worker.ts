@@ -6,6 +6,7 @@ import { outcomeOf } from './outcome.js'
 import { WAKE_CHANNEL } from './outbox.js'
 import { postWebhook } from './post.js'
 import { signedHeaders } from './signature.js'
+import { slackMessage } from './slack.js'
 
 export interface WorkerOptions {
   sql: Sql
@@ -55,8 +56,10 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
   async function deliver(c: Claimed) {
     const at = new Date(clock())
     const timestamp = Math.floor(at.getTime() / 1000)
-    const headers = signedHeaders(c.secrets, c.eventId, timestamp, c.body)
-    const post = { url: c.url, body: c.body, headers, userAgent: o.userAgent, timeoutMs: o.timeoutMs }
+    // A Slack endpoint is sent the message made of the event; a standard one the envelope as it was written.
+    const body = c.kind === 'slack' ? slackMessage(c.body) : c.body
+    const headers = signedHeaders(c.secrets, c.eventId, timestamp, body)
+    const post = { url: c.url, body, headers, userAgent: o.userAgent, timeoutMs: o.timeoutMs }
     const result = await postWebhook(o.dispatcher, { ...post, signal: stop.signal })
     if (stop.signal.aborted) return
     const outcome = outcomeOf(c, result, at.getTime(), random)

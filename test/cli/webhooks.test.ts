@@ -55,6 +55,9 @@ t.test('a private address is refused without STUDIO_WEBHOOKS_ALLOW_PRIVATE; bad 
     [['--url', 'https://127.0.0.1/hook'], /loopback, private/],
     [['--url', 'http://93.184.216.34/hook'], /must be https:/],
     [['--url', 'https://93.184.216.34/', '--events', 'lead.nope'], /event types are/],
+    [['--url', 'https://93.184.216.34/', '--kind', 'teams'], /the kind is standard or slack/],
+    [['--url', 'https://93.184.216.34/', '--kind', 'slack', '--events', 'key.created'], /lead.created only/],
+    [['--url', 'https://127.0.0.1/slack', '--kind', 'slack'], /loopback, private/],
   ]
   for (const [args, message] of cases) {
     const r = await cli(['webhooks', 'add', '--email', 'hooks@example.com', ...args])
@@ -87,4 +90,13 @@ t.test('rotate prints the new secret alone on the last line; disable and enable 
     t.match(missing.err[0], /no webhook endpoint/)
     t.equal((await cli(['webhooks', command])).code, 2, `${command} needs an ID`)
   }
+})
+
+t.test('add --kind slack: a Slack incoming webhook, sent lead.created only', async (t) => {
+  const url = 'https://93.184.216.34/services/T0/B0/x'
+  const add = await cli(['webhooks', 'add', '--email', 'other@example.com', '--url', url, '--kind', 'slack'])
+  t.equal(add.code, 0, add.err.join('\n'))
+  const id = /endpoint ([0-9a-f-]{36})/.exec(add.out[0])?.[1]
+  const row = (await cli(['webhooks', 'list', '--email', 'other@example.com'])).out.find((l) => l.startsWith(`${id}`))
+  t.same(row?.split('\t').slice(2, 5), [url, 'lead.created (slack)', 'enabled'])
 })
