@@ -188,6 +188,15 @@ t.test('security: members are forbidden, and every POST needs the CSRF token and
   t.notMatch((await owner.get(LIST)).text, '127.0.0.1:9/n')
 })
 
+t.test('an admin manages the endpoints as an owner does', async (t) => {
+  const { id } = await add(owner, { url: 'http://127.0.0.1:9/admins' })
+  await owner.submit('/dashboard/team', '/dashboard/team', { email: 'hooks-admin@example.com', role: 'admin' })
+  const admin = await signInWithLink(server.url, await link('hooks-admin@example.com'))
+  t.match((await admin.get(LIST)).text, '127.0.0.1:9/admins')
+  t.equal((await admin.submit(`${LIST}/${id}`, `${LIST}/${id}/disable`)).status, 303)
+  t.match((await owner.get(`${LIST}/${id}`)).text, 'disabled by hand by hooks-admin@example.com')
+})
+
 t.test("another account's endpoint is not there; no secret reaches a log", async (t) => {
   const { id } = await add(owner, { url: 'http://127.0.0.1:9/theirs' })
   const stranger = await signInWithLink(server.url, await link('hooks-stranger@example.com'))
