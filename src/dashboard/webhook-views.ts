@@ -7,17 +7,23 @@ import { csrfField, empty, secretBox, when, type Viewer } from './layout.js'
 // The Webhooks section's markup: the add form, the endpoints table, one endpoint's actions and its delivery log.
 
 export interface AddValues {
+  kind: string
   url: string
   description: string
   // null: every type, those added later included.
   events: string[] | null
 }
 
-export const NO_VALUES: AddValues = { url: '', description: '', events: null }
+export const NO_VALUES: AddValues = { kind: 'standard', url: '', description: '', events: null }
 
 const checked = (on: boolean) => (on ? html` checked` : '')
 
-const eventsOf = (e: Endpoint) => (e.events ? e.events.join(', ') : 'all')
+const KINDS = [
+  ['standard', 'Standard Webhooks: the event as signed JSON'],
+  ['slack', 'Slack incoming webhook: each lead as a message'],
+] as const
+
+const eventsOf = (e: Endpoint) => (e.events ? e.events.join(', ') : 'all') + (e.kind === 'slack' ? ' (Slack)' : '')
 
 const stateOf = (e: Endpoint) =>
   e.disabledReason === null
@@ -34,16 +40,20 @@ const statusBadge = (status: number | null) =>
     ? html`<span class="badge revoked">no answer</span>`
     : html`<span class="badge ${status >= 200 && status < 300 ? 'active' : 'failed'}">${status}</span>`
 
-// The fields of an endpoint of kind `webhook` (a signed JSON POST). Another kind brings its own fields and a kind
-// selector in front of them.
-const webhookFields = (values: AddValues) => {
+// The kind selector and the fields every kind has (a Slack endpoint takes lead.created only: src/events/ says so when
+// another type is picked).
+const endpointFields = (values: AddValues) => {
+  const kinds = KINDS.map(
+    ([k, label]) => html`<option value="${k}"${values.kind === k ? html` selected` : ''}>${label}</option>`
+  )
   const boxes = SUBSCRIBABLE_TYPES.map(
     (t) =>
       html`<label class="check"><input type="checkbox" name="events" value="${t}"${checked(
         values.events?.includes(t) ?? false
       )}> <code>${t}</code></label>`
   )
-  return html`<div class="field"><label for="url">Endpoint URL</label>
+  return html`<div class="field"><label for="kind">Kind</label><select id="kind" name="kind">${kinds}</select></div>
+<div class="field"><label for="url">Endpoint URL</label>
 <input id="url" name="url" type="url" required maxlength="2048" placeholder="https://example.com/webhooks/studio"
 value="${values.url}"></div>
 <fieldset class="field"><legend>Events to send</legend>
@@ -58,7 +68,7 @@ Only these:</label>
 
 export const addForm = (v: Viewer, values: AddValues) => html`<div class="card"><h2>Add an endpoint</h2>
 <form method="post" action="/dashboard/webhooks">${csrfField(v)}
-<input type="hidden" name="kind" value="webhook">${webhookFields(values)}
+${endpointFields(values)}
 <button>Add endpoint</button></form></div>`
 
 export function endpointsTable(endpoints: Endpoint[]): Html {

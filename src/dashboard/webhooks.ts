@@ -66,15 +66,16 @@ again with the same <code>webhook-id</code>.</p>${deliveryLog(v, e.id, log, !bef
 // The add form as sent; the events are checked by src/events/ (unknown types are refused there).
 function addValues(form: URLSearchParams): AddValues {
   const events = form.get('scope') === 'some' ? form.getAll('events') : null
-  return { url: (form.get('url') ?? '').trim(), description: (form.get('description') ?? '').trim(), events }
+  const text = (name: string) => (form.get(name) ?? '').trim()
+  return { kind: text('kind'), url: text('url'), description: text('description'), events }
 }
 
 async function add(deps: DashboardDeps, ctx: PageCtx) {
   const values = addValues(ctx.form)
-  if (ctx.form.get('kind') !== 'webhook') throw new ApiError('bad_request', 'Pick a kind of endpoint from the list.')
   const input = {
     accountId: ctx.user.accountId,
     url: values.url,
+    kind: values.kind || undefined,
     events: values.events ?? undefined,
     description: values.description || undefined,
   }

@@ -20,7 +20,7 @@ const LIST = '/dashboard/webhooks'
 
 // Adds an endpoint through the form; returns its id and the secret the answer showed.
 async function add(b: Browser, form: Record<string, string>) {
-  const r = await b.post(LIST, { csrf: csrfOf((await b.get(LIST)).text), kind: 'webhook', scope: 'all', ...form })
+  const r = await b.post(LIST, { csrf: csrfOf((await b.get(LIST)).text), scope: 'all', ...form })
   const secret = r.text.match(SECRET)?.[0] ?? ''
   if (secret) secrets.push(secret)
   const id = new RegExp(`href="/dashboard/webhooks/([0-9a-f-]{36})"><code>${form.url}`).exec(r.text)?.[1] ?? ''
@@ -46,6 +46,15 @@ t.test('add an endpoint: the secret is shown once, in that answer; the list show
   t.match(detail.text, 'Nothing sent yet')
   for (const page of [list, detail]) t.notMatch(page.text, SECRET, 'never shown again')
   t.match((await owner.get('/dashboard/keys')).text, 'href="/dashboard/webhooks"', 'in the navigation')
+})
+
+t.test('a Slack endpoint: lead.created only, marked in the list; its test event is a message', async (t) => {
+  const r = await receiver(t)
+  const { id } = await add(owner, { url: r.url, kind: 'slack' })
+  t.match((await owner.get(LIST)).text, new RegExp(`${id}.*?lead\\.created \\(Slack\\)`, 's'))
+  await owner.submit(`${LIST}/${id}`, `${LIST}/${id}/test`)
+  await eventually(() => r.got.length === 1, { what: 'the test message' })
+  t.match(JSON.parse(r.got[0].body), { text: /test message/ })
 })
 
 t.test('send a test event, see it in the log, resend it: the same webhook-id, signed with the secret', async (t) => {
@@ -129,7 +138,13 @@ t.test('bad input: a clear page, the form kept, nothing added', async (t) => {
     if (form.url.length < 100) t.match(r.text, `value="${form.url}"`, 'the form keeps what was typed')
   }
   t.equal((await owner.get(LIST)).text.match(/<tr><td><a/g)?.length, before)
-  t.equal((await add(owner, { url: 'https://example.com/x', kind: 'carrier-pigeon' })).r.status, 400)
+  const pigeon = await add(owner, { url: 'https://example.com/x', kind: 'carrier-pigeon' })
+  t.equal(pigeon.r.status, 422)
+  t.match(pigeon.r.text, 'the kind is standard or slack')
+  const slack = await add(owner, { url: 'https://example.com/x', kind: 'slack', scope: 'some', events: 'key.created' })
+  t.equal(slack.r.status, 422)
+  t.match(slack.r.text, 'a slack endpoint receives lead.created only')
+  t.match(slack.r.text, '<option value="slack" selected>', 'the kind is kept')
   t.equal((await owner.get(`${LIST}/00000000-0000-4000-8000-000000000000`)).status, 404)
   t.equal((await owner.get(`${LIST}/not-a-uuid`)).status, 404)
   const { id } = await add(owner, { url: 'http://127.0.0.1:9/unused' })
@@ -168,7 +183,7 @@ t.test('security: members are forbidden, and every POST needs the CSRF token and
     t.equal(r.status, 403, action)
     t.notMatch(r.text, SECRET)
   }
-  t.equal((await member.post(LIST, { csrf, kind: 'webhook', scope: 'all', url: 'http://127.0.0.1:9/m' })).status, 403)
+  t.equal((await member.post(LIST, { csrf, scope: 'all', url: 'http://127.0.0.1:9/m' })).status, 403)
   const noToken = await owner.post(`${LIST}/${id}/disable`, {})
   t.equal(noToken.status, 403)
   const wrongToken = await owner.post(`${LIST}/${id}/rotate`, { csrf: 'x'.repeat(43) })
@@ -177,11 +192,7 @@ t.test('security: members are forbidden, and every POST needs the CSRF token and
   const token = csrfOf((await owner.get(LIST)).text)
   const foreign = await owner.post(`${LIST}/${id}/delete`, { csrf: token, confirm: 'yes' }, 'https://evil.example')
   t.equal(foreign.status, 403)
-  const noOrigin = await owner.post(
-    LIST,
-    { csrf: token, kind: 'webhook', scope: 'all', url: 'http://127.0.0.1:9/n' },
-    null
-  )
+  const noOrigin = await owner.post(LIST, { csrf: token, scope: 'all', url: 'http://127.0.0.1:9/n' }, null)
   t.equal(noOrigin.status, 403)
   const page = (await owner.get(`${LIST}/${id}`)).text
   t.match(page, 'Send test event', 'still enabled: nothing changed')
