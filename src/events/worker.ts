@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici'
 import type { Logger } from '../ops/log.js'
 import { type Sql, withTimeout } from '../storage/db.js'
 import { backlog, type Claimed, claimDue, finishAttempt, prune, releaseClaims } from './deliveries.js'
+import { createLane, type Lane, type LaneSpec } from './lane.js'
 import { outcomeOf } from './outcome.js'
 import { WAKE_CHANNEL } from './outbox.js'
 import { postWebhook } from './post.js'
@@ -21,6 +22,8 @@ export interface WorkerOptions {
   random?: () => number
   pollMs?: number
   concurrency?: number
+  // Other kinds of delivery run by this worker (mail), woken and stopped with it.
+  lanes?: LaneSpec<unknown>[]
 }
 
 export interface DeliveryWorker {
@@ -42,7 +45,6 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
   const concurrency = o.concurrency ?? 16
   const leaseMs = o.timeoutMs + 10_000
   const stop = new AbortController()
-  const inFlight = new Map<Claimed, Promise<void>>()
   let waiting = { waiting: 0, oldestSeconds: 0 }
   let lastPrune = 0
   let pruning: Promise<unknown> | null = null
@@ -73,28 +75,30 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     })
   }
 
+  const webhooks: LaneSpec<Claimed> = {
+    name: 'webhook',
+    concurrency,
+    claim: (now, limit) => claimDue(sql, now, leaseMs, limit),
+    run: deliver,
+    release: (claims) => releaseClaims(sql, claims),
+    prune: (now) => prune(sql, now),
+    onError: (c, e) => log.error('webhook delivery failed', { event: c.eventId, err: String(e) }),
+  }
+  const lanes: Lane[] = [webhooks, ...(o.lanes ?? [])].map((spec) => createLane(spec, wake))
+
   async function tick() {
     const now = new Date(clock())
-    const free = concurrency - inFlight.size
-    const claimed = free > 0 ? await claimDue(sql, now, leaseMs, free) : []
-    for (const c of claimed) {
-      const run = deliver(c)
-        .catch((e) => log.error('webhook delivery failed', { event: c.eventId, err: String(e) }))
-        .finally(() => {
-          inFlight.delete(c)
-          wake()
-        })
-      inFlight.set(c, run)
-    }
+    let more = false
+    for (const lane of lanes) more = (await lane.tick(now)) || more
     waiting = await backlog(sql, now)
     if (!pruning && now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now.getTime()
       // Beside the deliveries, not in their way; close() waits for it.
-      pruning = prune(sql, now)
+      pruning = Promise.all(lanes.map((lane) => lane.prune(now)))
         .catch((e) => log.warn('webhook log prune', { err: String(e) }))
         .finally(() => (pruning = null))
     }
-    return claimed.length === free && free > 0
+    return more
   }
 
   async function loop() {
@@ -130,9 +134,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
       wake()
       const stopped = (async () => {
         await running
-        const claims = [...inFlight.keys()]
-        await Promise.all(inFlight.values())
-        await releaseClaims(sql, claims)
+        await Promise.all(lanes.map((lane) => lane.drain()))
         await pruning
         await (await listening)?.unlisten()
       })()
