@@ -29,6 +29,9 @@ import { createDashboard } from './dashboard/dashboard.js'
 import { EVENT_ENVELOPES } from './events/catalogue.js'
 import { startWebhooks, type WebhooksDeps } from './events/webhooks.js'
 import { storeLeadWithEvent } from './events/lead-created.js'
+import { createMailer } from './events/mailer.js'
+import { leadMail } from './dashboard/mail.js'
+import { mailIsOn } from './ops/config.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -53,11 +56,11 @@ export interface Service {
 export const adapterFor = (config: UpstreamConfig) =>
   config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config)
 
-export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps): Route[] {
+export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps, mail = false): Route[] {
   const api: Route[] = [
     meRoute(sql, completions.quota, keys),
     completionsRoute(completions),
-    leadsRoute(storeLeadWithEvent(sql)),
+    leadsRoute(storeLeadWithEvent(sql, mail)),
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)]
 }
@@ -108,6 +111,14 @@ async function openQuota(db: Database, config: Config, log: Logger, clock: () =>
   return quota
 }
 
+// With mail on: the mailer, and the lead mail's renderer with its links into the dashboard (null: none).
+async function openMail(config: Config, log: Logger, dashboardUrl: () => string | null) {
+  if (!mailIsOn(config)) return undefined
+  const mailer = await createMailer(config)
+  log.info('mail on', { smtp: mailer.server })
+  return { mailer, renderLead: leadMail(dashboardUrl) }
+}
+
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
   guardDriverRejections(log)
@@ -129,7 +140,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).',
     () => db.sql.options.max
   )
-  const webhooks = startWebhooks({ db, config, log, metrics, clock, options: opts.webhooks })
+  // Links in mails and on the dashboard start with STUDIO_PUBLIC_URL, else with the listener's URL once it listens.
+  let publicUrl = config.STUDIO_PUBLIC_URL ?? ''
+  const mail = await openMail(config, log, () => (config.STUDIO_DASHBOARD === 'on' ? publicUrl : null))
+  const webhooks = startWebhooks({ db, config, log, metrics, clock, mail, options: opts.webhooks })
   const completions = {
     quota,
     adapter: adapterFor(config),
@@ -141,11 +155,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     backoff: opts.backoff,
   }
   const routes = [
-    ...apiRoutes(db.sql, keys, completions),
+    ...apiRoutes(db.sql, keys, completions, mail !== undefined),
     ...healthRoutes(db, () => ({ rate_limiter: limits.store() })),
   ]
-  // The dashboard's links start with STUDIO_PUBLIC_URL, else with the listener's URL once it listens.
-  let publicUrl = config.STUDIO_PUBLIC_URL ?? ''
   const pages =
     config.STUDIO_DASHBOARD === 'on'
       ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
@@ -194,6 +206,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         clearInterval(ticker)
         // No request can make an event any more: the webhook worker stops and gives back what it had claimed.
         await webhooks.close()
+        mail?.mailer.close()
         await Promise.all([keys.close(), recorder.close(), quota.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()

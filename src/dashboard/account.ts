@@ -1,11 +1,29 @@
 import { accountPlan } from '../accounts/accounts.js'
+import { leadMailChoice, setLeadMailChoice } from '../accounts/lead-mail.js'
 import { passwordProblem } from '../accounts/passwords.js'
 import { endOtherSessions } from '../accounts/sessions.js'
 import { passwordMatches, setPassword } from '../accounts/users.js'
 import { ApiError } from '../http/errors.js'
+import { mailIsOn } from '../ops/config.js'
 import { html } from './html.js'
 import { csrfField, notice, page } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+
+// The user's choice of a mail per new lead (saved even while the server sends no mail).
+async function emailCard(deps: DashboardDeps, ctx: PageCtx) {
+  const on = await leadMailChoice(deps.sql, ctx.user.userId)
+  return html`<div class="card"><h2>Email</h2>
+${
+  mailIsOn(deps.config)
+    ? ''
+    : html`<p class="lead">This server sends no mail yet: its operator has not set
+<code>STUDIO_SMTP_URL</code>.</p>`
+}
+<form method="post" action="/dashboard/account/lead-mail">${csrfField(ctx.user)}
+<div class="field check"><input id="lead-mail" name="lead_mail" type="checkbox" value="on"${on ? html` checked` : ''}>
+<label for="lead-mail">Email me each new lead</label></div>
+<button class="secondary">Save</button></form></div>`
+}
 
 async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) {
   const v = ctx.user
@@ -17,6 +35,7 @@ async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) 
     html`<h1>Account</h1><p class="lead">${v.email}</p>${notice(ctx.url.searchParams.get('done'))}
 <div class="card"><h2>Plan</h2><p><span class="badge active">${plan}</span></p>
 <p class="lead">Plans are set by the operator of this service (<code>studio plan set</code>).</p></div>
+${await emailCard(deps, ctx)}
 <div class="card"><h2>Change password</h2>
 ${problem ? html`<div class="notice error" role="alert">${problem}</div>` : ''}
 <form method="post" action="/dashboard/account/password">${csrfField(v)}
@@ -51,6 +70,15 @@ export function accountPages(deps: DashboardDeps): Page[] {
         await setPassword(sql, ctx.user.userId, password)
         await endOtherSessions(sql, ctx.user.userId, ctx.token)
         return see('/dashboard/account?done=password')
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/account/lead-mail',
+      access: 'user',
+      async handle(ctx) {
+        await setLeadMailChoice(sql, ctx.user.userId, ctx.form.get('lead_mail') === 'on')
+        return see('/dashboard/account?done=lead-mail')
       },
     },
     {

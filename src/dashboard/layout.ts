@@ -66,6 +66,7 @@ const NOTICES: Record<string, string> = {
   'webhook-disabled': 'The endpoint is disabled: it receives nothing, and its pending deliveries were cancelled.',
   'webhook-enabled': 'The endpoint is enabled: it receives the events made from now on.',
   'webhook-deleted': 'The endpoint was deleted with its delivery log.',
+  'lead-mail': 'Your email choice was saved.',
 }
 
 // A fixed message after a POST-redirect-GET (?done=word): never text from the request itself.

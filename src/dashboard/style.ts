@@ -50,6 +50,7 @@ code.answer{display:block;max-width:360px;white-space:pre-wrap;overflow-wrap:any
 form.inline{display:inline}
 .row{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-end}
 .field{display:flex;flex-direction:column;gap:4px;margin-bottom:12px}
+.field.check{flex-direction:row;align-items:center;gap:8px}
 label{font-size:13px;font-weight:600}
 input,select{font:inherit;color:var(--text);background:var(--bg);border:1px solid var(--line);border-radius:6px;
 padding:7px 10px;min-width:0}

@@ -5,6 +5,8 @@ import type { Metrics } from '../ops/metrics.js'
 import { version } from '../ops/version.js'
 import type { Database } from '../storage/db.js'
 import { createWebhookDispatcher } from './dispatcher.js'
+import { mailLane, type RenderLeadMail } from './mail-lane.js'
+import type { Mailer } from './mailer.js'
 import { startDeliveryWorker, type WorkerOptions } from './worker.js'
 
 export interface WebhooksDeps {
@@ -13,15 +15,26 @@ export interface WebhooksDeps {
   log: Logger
   metrics: Metrics
   clock: () => number
+  // With mail on: the mailer, and how a lead's mail reads (the dashboard's, which knows its links).
+  mail?: { mailer: Mailer; renderLead: RenderLeadMail }
   // Tests: a dispatcher of their own, a fixed random, a shorter poll.
   options?: Partial<Pick<WorkerOptions, 'dispatcher' | 'random' | 'pollMs' | 'concurrency'>>
 }
 
 const OUTCOMES = ['delivered', 'retry', 'failed', 'disable'] as const
 
-// The webhook delivery worker of this process, with its dispatcher and metrics; `close` stops it and gives its claims
-// back (before the database closes).
-export function startWebhooks({ db, config, log, metrics, clock, options = {} }: WebhooksDeps) {
+const onMail = (metrics: Metrics) =>
+  metrics.counterBy(
+    'studio_mail_attempts_total',
+    'Mail delivery attempts, by outcome: delivered, retry (a temporary failure, tried again later) or failed ' +
+      '(refused for good, or the schedule exhausted).',
+    'outcome',
+    ['delivered', 'retry', 'failed'] as const
+  )
+
+// The delivery worker of this process (webhooks, and mail when it is on), with its dispatcher and metrics; `close`
+// stops it and gives its claims back (before the database closes).
+export function startWebhooks({ db, config, log, metrics, clock, mail, options = {} }: WebhooksDeps) {
   const own: Dispatcher | undefined = options.dispatcher
     ? undefined
     : createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
@@ -42,6 +55,18 @@ export function startWebhooks({ db, config, log, metrics, clock, options = {} }:
     timeoutMs: config.STUDIO_WEBHOOKS_TIMEOUT_MS,
     userAgent: `Studio-Webhooks/${version}`,
     onOutcome,
+    lanes: mail
+      ? [
+          mailLane({
+            ...mail,
+            sql: db.sql,
+            log,
+            clock,
+            random: options.random ?? Math.random,
+            onOutcome: onMail(metrics),
+          }),
+        ]
+      : [],
   })
   metrics.gauge(
     'studio_webhook_deliveries_waiting',

@@ -28,6 +28,20 @@ const workers = v.union(
   'must be a whole number from 1 to 1024 or "auto"'
 )
 const text = v.pipe(v.string(), v.minLength(1, 'must not be empty'))
+// smtp://user:pass@host:port (STARTTLS when the server offers it) or smtps:// (TLS from the start).
+const smtpUrl = v.pipe(
+  v.string(),
+  v.regex(/^smtps?:\/\/[^/?#]/, 'must be an smtp:// or smtps:// URL'),
+  v.check((s) => URL.canParse(s) && new URL(s).hostname !== '', 'must be a URL with a host and a numeric port')
+)
+// An address, or a name and an address: `studio@example.com`, `Studio <studio@example.com>`.
+const mailFrom = v.pipe(
+  v.string(),
+  v.regex(
+    /^(?:[^<>\r\n"]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/,
+    'must be an address (a@example.com) or a name and an address (Studio <a@example.com>)'
+  )
+)
 const url = v.pipe(v.string(), v.url('must be a URL'))
 const quota = v.union(
   [
@@ -159,6 +173,14 @@ export const settings = {
     default: '15000',
     doc: 'a webhook endpoint must answer 2xx within this long, else the delivery is retried',
   },
+  STUDIO_SMTP_URL: {
+    schema: smtpUrl,
+    doc: 'SMTP server that sends mail (smtp://user:pass@host:587, smtps://…:465); with STUDIO_MAIL_FROM: mail on',
+  },
+  STUDIO_MAIL_FROM: {
+    schema: mailFrom,
+    doc: 'sender of every mail (a@example.com or Studio <a@example.com>); needs STUDIO_SMTP_URL',
+  },
   STUDIO_METRICS_PORT: { schema: port, doc: 'port of the Prometheus /metrics listener; unset → off' },
   STUDIO_METRICS_HOST: { schema: text, default: '127.0.0.1', doc: 'address of the /metrics listener' },
 } satisfies Record<string, Setting>
@@ -188,10 +210,18 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (value === undefined) continue
     const result = v.safeParse(setting.schema, value)
     if (!result.success) {
-      const shown = /KEY|DATABASE_URL|REDIS_URL/.test(name) ? '' : ` (got ${JSON.stringify(raw)})`
+      const shown = /KEY|DATABASE_URL|REDIS_URL|SMTP_URL/.test(name) ? '' : ` (got ${JSON.stringify(raw)})`
       throw new ConfigError(name, result.issues[0].message + shown)
     }
     out[name] = result.output
   }
-  return out as Config
+  const config = out as Config
+  if (config.STUDIO_SMTP_URL && !config.STUDIO_MAIL_FROM)
+    throw new ConfigError('STUDIO_MAIL_FROM', 'must be set when STUDIO_SMTP_URL is (the sender of every mail)')
+  if (config.STUDIO_MAIL_FROM && !config.STUDIO_SMTP_URL)
+    throw new ConfigError('STUDIO_SMTP_URL', 'must be set when STUDIO_MAIL_FROM is (the server mail is sent through)')
+  return config
 }
+
+// Mail is on when both STUDIO_SMTP_URL and STUDIO_MAIL_FROM are set (parseConfig refuses one without the other).
+export const mailIsOn = (config: Pick<Config, 'STUDIO_SMTP_URL'>) => config.STUDIO_SMTP_URL !== undefined

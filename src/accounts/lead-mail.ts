@@ -1,0 +1,25 @@
+import type postgres from 'postgres'
+import type { Sql } from '../storage/db.js'
+
+// Who gets a mail for each new lead: each user chooses on the dashboard's Account page; until they do, owners get
+// one and the other roles do not (users.lead_mail null means that default, so a user promoted later follows it).
+
+const chosen = (sql: postgres.ISql) => sql`coalesce(lead_mail, role = 'owner')`
+
+export async function leadMailChoice(sql: Sql, userId: string): Promise<boolean> {
+  const [row] = await sql<{ on: boolean }[]>`select ${chosen(sql)} as on from users where id = ${userId}`
+  return row?.on ?? false
+}
+
+export async function setLeadMailChoice(sql: Sql, userId: string, on: boolean): Promise<void> {
+  await sql`update users set lead_mail = ${on} where id = ${userId}`
+}
+
+export interface Recipient {
+  userId: string
+  email: string
+}
+
+// The users of the account who want a mail per lead, read in the caller's transaction (the lead's).
+export const leadMailRecipients = (tx: postgres.ISql, accountId: string) => tx<Recipient[]>`
+  select id as "userId", email from users where account_id = ${accountId} and ${chosen(tx)} order by created_at, id`

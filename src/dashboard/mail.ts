@@ -1,0 +1,58 @@
+import type { EventData } from '../events/catalogue.js'
+import type { MailMessage } from '../events/mail-outbox.js'
+import { html, type Value } from './html.js'
+
+// What the service's mails say: a new lead (every field, as plain text and as simple HTML where every value is
+// escaped by html.ts, and a link to the lead in the dashboard), and a sign-in link or an invitation.
+
+type Lead = EventData<'lead.created'>
+
+const FIELDS: [string, (l: Lead) => string | undefined][] = [
+  ['Name', (l) => l.name],
+  ['Email', (l) => l.email],
+  ['Company', (l) => l.company],
+  ['Phone', (l) => l.phone],
+  ['Service', (l) => l.service],
+  ['Budget', (l) => l.budget],
+  ['Locale', (l) => l.locale],
+  ['Source', (l) => l.source],
+  ['UTM source', (l) => l.utm?.source],
+  ['UTM medium', (l) => l.utm?.medium],
+  ['UTM campaign', (l) => l.utm?.campaign],
+  ['Received', (l) => l.createdAt],
+  ['Key', (l) => l.keyPrefix],
+]
+
+// A header's text on one line (a lead's name goes into the subject).
+const oneLine = (s: string, max: number) =>
+  s
+    .replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
+    .trim()
+    .slice(0, max)
+
+const FONT = 'font-family:system-ui,sans-serif;line-height:1.5;color:#111'
+const page = (body: Value) => html`<!doctype html><html><body style="${FONT}">${body}</body></html>`.text
+
+// `dashboard`: the dashboard's base URL (STUDIO_PUBLIC_URL or the listener's), null when the dashboard is off.
+export const leadMail =
+  (dashboard: () => string | null) =>
+  (lead: Lead): MailMessage => {
+    const base = dashboard()
+    const link = base === null ? null : `${base.replace(/\/+$/, '')}/dashboard/leads/${lead.id}`
+    const rows = FIELDS.map(([label, of]) => [label, of(lead)] as const).filter(([, v]) => v)
+    const text = [
+      'A new lead arrived through the Studio API.',
+      '',
+      ...rows.map(([label, value]) => `${label}: ${value}`),
+      '',
+      'Message:',
+      lead.message,
+      ...(link ? ['', `Open it in the dashboard: ${link}`] : []),
+      '',
+    ].join('\n')
+    const body = html`<p>A new lead arrived through the Studio API.</p>
+<table cellpadding="4">${rows.map(([label, value]) => html`<tr><th align="left">${label}</th><td>${value}</td></tr>`)}
+</table><h3>Message</h3><p style="white-space:pre-wrap">${lead.message}</p>
+${link ? html`<p><a href="${link}">Open it in the dashboard</a></p>` : ''}`
+    return { subject: `New lead: ${oneLine(lead.name, 120)}`, text, html: page(body) }
+  }

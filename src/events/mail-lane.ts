@@ -1,0 +1,75 @@
+import type { Logger } from '../ops/log.js'
+import type { Sql } from '../storage/db.js'
+import type { EventData } from './catalogue.js'
+import type { LaneSpec } from './lane.js'
+import {
+  type ClaimedMail,
+  claimDueMails,
+  finishMailAttempt,
+  type MailOutcome,
+  pruneMail,
+  releaseMailClaims,
+} from './mail-deliveries.js'
+import type { MailMessage } from './mail-outbox.js'
+import type { Mail, Mailer, Sent } from './mailer.js'
+import { nextDelayMs } from './schedule.js'
+
+// Mail deliveries as a lane of the delivery worker: each claimed mail is made (a lead mail from its event, a link
+// mail from its stored message), sent once, and judged: delivered; refused for good (5xx) → failed; anything else
+// retried on the webhooks' schedule (schedule.ts) until it is exhausted. Logs name the delivery, never an address.
+
+export type RenderLeadMail = (lead: EventData<'lead.created'>) => MailMessage
+
+export interface MailLaneDeps {
+  sql: Sql
+  mailer: Mailer
+  renderLead: RenderLeadMail
+  log: Logger
+  clock: () => number
+  random: () => number
+  onOutcome?: (outcome: MailOutcome['kind']) => void
+}
+
+// A send's timeouts (mailer.ts) are 30 s each; a claim outlasts a slow one.
+const LEASE_MS = 120_000
+const CONCURRENCY = 4
+
+function mailOutcome(c: Pick<ClaimedMail, 'attempts'>, sent: Sent, now: number, random: () => number) {
+  if (sent.result === 'delivered') return { kind: 'delivered' } as const
+  if (sent.result === 'permanent') return { kind: 'failed' } as const
+  const delay = nextDelayMs(c.attempts + 1, random)
+  return delay === null ? ({ kind: 'failed' } as const) : ({ kind: 'retry', nextAt: new Date(now + delay) } as const)
+}
+
+function mailOf(c: ClaimedMail, renderLead: RenderLeadMail): Mail | null {
+  if (c.kind === 'lead' && c.eventBody) {
+    const lead = (JSON.parse(c.eventBody) as { data: EventData<'lead.created'> }).data
+    return { to: c.recipient, replyTo: lead.email, ...renderLead(lead) }
+  }
+  return c.message ? { to: c.recipient, ...c.message } : null
+}
+
+export function mailLane(d: MailLaneDeps): LaneSpec<ClaimedMail> {
+  async function run(c: ClaimedMail) {
+    const at = new Date(d.clock())
+    const mail = mailOf(c, d.renderLead)
+    const sent: Sent = mail
+      ? await d.mailer.send(mail)
+      : { result: 'permanent', code: null, answer: '(nothing to send: the message is gone)' }
+    const outcome = mailOutcome(c, sent, at.getTime(), d.random)
+    await finishMailAttempt(d.sql, c, { at, code: sent.code, answer: sent.answer }, outcome)
+    d.onOutcome?.(outcome.kind)
+    const line = { mail: c.id, kind: c.kind, outcome: outcome.kind, code: sent.code }
+    if (outcome.kind === 'failed') d.log.warn('mail not delivered', line)
+    else d.log.debug('mail attempt', line)
+  }
+  return {
+    name: 'mail',
+    concurrency: CONCURRENCY,
+    claim: (now, limit) => claimDueMails(d.sql, now, LEASE_MS, limit),
+    run,
+    release: (claims) => releaseMailClaims(d.sql, claims),
+    prune: (now) => pruneMail(d.sql, now),
+    onError: (c, e) => d.log.error('mail delivery failed', { mail: c.id, err: String(e) }),
+  }
+}

@@ -1,0 +1,26 @@
+import type postgres from 'postgres'
+import { leadMailRecipients } from '../accounts/lead-mail.js'
+import { WAKE_CHANNEL } from './outbox.js'
+
+// The mail side of the outbox: mail deliveries written in the caller's transaction, woken like webhook deliveries.
+
+export interface MailMessage {
+  subject: string
+  text: string
+  html: string
+}
+
+// One lead mail per user of the account who wants one, in the lead's transaction; each is made from the event when
+// it is sent.
+export async function queueLeadMails(tx: postgres.ISql, accountId: string, eventId: string, at: Date) {
+  const to = await leadMailRecipients(tx, accountId)
+  if (!to.length) return
+  await tx`
+    with queued as (
+      insert into mail_deliveries (account_id, user_id, kind, recipient, event_id, next_at, created_at)
+      select ${accountId}, r.user_id, 'lead', r.email, ${eventId}, ${at}, ${at}
+      from unnest(${to.map((r) => r.userId)}::uuid[], ${to.map((r) => r.email)}::text[]) as r(user_id, email)
+      returning 1
+    )
+    select pg_notify(${WAKE_CHANNEL}, '') from queued limit 1`
+}

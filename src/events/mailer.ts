@@ -1,0 +1,75 @@
+import type { NodemailerError } from 'nodemailer'
+import type { Config } from '../ops/config.js'
+import type { MailMessage } from './mail-outbox.js'
+
+// The one outbound mail transport: nodemailer over STUDIO_SMTP_URL, from STUDIO_MAIL_FROM. nodemailer is loaded only
+// when mail is on. What one send means: delivered (2xx), a temporary failure (a 4xx reply, no connection, a timeout,
+// a login the server refused: retried), or a permanent refusal (any other 5xx reply: not retried).
+
+export interface Sent {
+  result: 'delivered' | 'temporary' | 'permanent'
+  // The server's reply code, null when there was none (no connection).
+  code: number | null
+  // The first bytes of the server's reply, or why there was none. May name the recipient: never logged.
+  answer: string
+}
+
+export interface Mail extends MailMessage {
+  to: string
+  replyTo?: string
+}
+
+export interface Mailer {
+  // The server, without the user and password: safe to log.
+  server: string
+  send(mail: Mail): Promise<Sent>
+  close(): void
+}
+
+const ANSWER_LIMIT = 200
+const TIMEOUT_MS = 30_000
+
+// smtp://user:pass@host:port → smtp://host:port.
+const withoutCredentials = (url: string) => {
+  const u = new URL(url)
+  return `${u.protocol}//${u.host}`
+}
+
+const codeOf = (reply: string) => Number(/^\d{3}/.exec(reply)?.[0]) || null
+
+function failure(e: NodemailerError): Sent {
+  const code = e.responseCode ?? null
+  const answer = (e.response ?? `(${[e.code, e.message].filter(Boolean).join(': ')})`).slice(0, ANSWER_LIMIT)
+  // A refused login is the operator's to fix, not the recipient's: retried until it works again.
+  const permanent = e.permanent === true && e.code !== 'EAUTH'
+  return { result: permanent ? 'permanent' : 'temporary', code, answer }
+}
+
+export async function createMailer(config: Pick<Config, 'STUDIO_SMTP_URL' | 'STUDIO_MAIL_FROM'>): Promise<Mailer> {
+  const url = config.STUDIO_SMTP_URL
+  const from = config.STUDIO_MAIL_FROM
+  if (!url || !from) throw new Error('mail is off: STUDIO_SMTP_URL and STUDIO_MAIL_FROM are not both set')
+  const { createTransport } = await import('nodemailer')
+  const transport = createTransport({
+    url,
+    connectionTimeout: TIMEOUT_MS,
+    greetingTimeout: TIMEOUT_MS,
+    socketTimeout: TIMEOUT_MS,
+    logger: false,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  })
+  return {
+    server: withoutCredentials(url),
+    async send(mail) {
+      try {
+        const info = await transport.sendMail({ from, ...mail })
+        const answer = String(info.response ?? '')
+        return { result: 'delivered', code: codeOf(answer), answer: answer.slice(0, ANSWER_LIMIT) }
+      } catch (e) {
+        return failure(e as NodemailerError)
+      }
+    },
+    close: () => transport.close(),
+  }
+}
