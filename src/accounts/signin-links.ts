@@ -1,3 +1,4 @@
+import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 import { newToken, tokenDigest } from './tokens.js'
 
@@ -5,12 +6,32 @@ import { newToken, tokenDigest } from './tokens.js'
 
 const LINK_HOURS = 24
 
+interface NewLink {
+  url: string
+  expiresAt: Date
+  userId: string
+  accountId: string
+  email: string
+}
+
+// Called in the transaction that makes a link (events/ mails it from there when mail is on).
+export type OnLink = (tx: postgres.TransactionSql, link: NewLink) => Promise<unknown>
+
 // A one-time link for the user, valid 24 hours; only its hash is kept.
-export async function createSigninLink(sql: Sql, userId: string, publicUrl: string): Promise<string> {
+export async function createSigninLink(sql: Sql, userId: string, publicUrl: string, onLink?: OnLink): Promise<string> {
   const t = newToken()
-  await sql`insert into signin_links (token_sha256, user_id, expires_at)
-            values (${tokenDigest(t)}, ${userId}, now() + ${LINK_HOURS} * interval '1 hour')`
-  return `${publicUrl.replace(/\/+$/, '')}/dashboard/link/${t}`
+  const url = `${publicUrl.replace(/\/+$/, '')}/dashboard/link/${t}`
+  await sql.begin(async (tx) => {
+    const [link] = await tx<Omit<NewLink, 'url'>[]>`
+      with l as (
+        insert into signin_links (token_sha256, user_id, expires_at)
+        values (${tokenDigest(t)}, ${userId}, now() + ${LINK_HOURS} * interval '1 hour') returning user_id, expires_at
+      )
+      select l.expires_at as "expiresAt", u.id as "userId", u.account_id as "accountId", u.email
+      from l join users u on u.id = l.user_id`
+    await onLink?.(tx, { ...link, url })
+  })
+  return url
 }
 
 export async function linkIsValid(sql: Sql, t: string): Promise<{ email: string } | null> {

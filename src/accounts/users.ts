@@ -12,6 +12,11 @@ export async function userByPassword(sql: Sql, email: string, password: string):
   return ok ? user.id : null
 }
 
+export async function userByEmail(sql: Sql, email: string): Promise<string | null> {
+  const [user] = await sql<{ id: string }[]>`select id from users where lower(email) = lower(${email})`
+  return user?.id ?? null
+}
+
 export async function passwordMatches(sql: Sql, userId: string, password: string): Promise<boolean> {
   const [user] = await sql<{ password_hash: string | null }[]>`select password_hash from users where id = ${userId}`
   return verifyPassword(password, user?.password_hash ?? null)

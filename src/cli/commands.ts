@@ -5,6 +5,7 @@ import { usageByAccount, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
 import { baseUrl } from '../ops/listen.js'
+import { linkMailer } from '../dashboard/mail.js'
 import { migrate } from '../storage/migrate.js'
 import { check, duration, expiry, prefixArg } from './arguments.js'
 import { type Command, UsageError } from './command.js'
@@ -138,7 +139,7 @@ export const commands: Command[] = [
     args: '--email E [--name N] [--role R] [--plan P]',
     help:
       'create (or reuse) the user E and its account, and print a one-time dashboard sign-in\nlink (valid 24 h; ' +
-      'STUDIO_PUBLIC_URL is its base), alone on the last line',
+      'STUDIO_PUBLIC_URL is its base), alone on the last line; with mail on, it is mailed to E too',
     run: ({ values, io, config, database }) => {
       if (!values.email) throw new UsageError('signin-link needs --email')
       const input = {
@@ -150,8 +151,12 @@ export const commands: Command[] = [
       const base = config.STUDIO_PUBLIC_URL ?? baseUrl(config.HOST, config.PORT)
       return database(async (sql) => {
         const { userId } = await saveUser(sql, input)
-        io.out(`user ${userId} <${input.email}>: open this link within 24 hours to set a password and sign in:`)
-        io.out(await createSigninLink(sql, userId, base))
+        const mailer = linkMailer({ config })
+        const mailed = mailer ? ' (it is also mailed to them)' : ''
+        io.out(
+          `user ${userId} <${input.email}>: open this link within 24 hours to set a password and sign in${mailed}:`
+        )
+        io.out(await createSigninLink(sql, userId, base, mailer))
       })
     },
   },

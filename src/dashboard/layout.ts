@@ -67,6 +67,7 @@ const NOTICES: Record<string, string> = {
   'webhook-enabled': 'The endpoint is enabled: it receives the events made from now on.',
   'webhook-deleted': 'The endpoint was deleted with its delivery log.',
   'lead-mail': 'Your email choice was saved.',
+  'link-sent': 'If that address has an account here, a sign-in link is on its way to it. It works once, for 24 hours.',
 }
 
 // A fixed message after a POST-redirect-GET (?done=word): never text from the request itself.

@@ -1,6 +1,8 @@
 import type { EventData } from '../events/catalogue.js'
-import type { MailMessage } from '../events/mail-outbox.js'
+import { type MailMessage, mailLink } from '../events/mail-outbox.js'
+import { mailIsOn } from '../ops/config.js'
 import { html, type Value } from './html.js'
+import type { DashboardDeps } from './page.js'
 
 // What the service's mails say: a new lead (every field, as plain text and as simple HTML where every value is
 // escaped by html.ts, and a link to the lead in the dashboard), and a sign-in link or an invitation.
@@ -56,3 +58,30 @@ export const leadMail =
 ${link ? html`<p><a href="${link}">Open it in the dashboard</a></p>` : ''}`
     return { subject: `New lead: ${oneLine(lead.name, 120)}`, text, html: page(body) }
   }
+
+export interface Invitation {
+  by: string
+  role: string
+}
+
+// A one-time sign-in link: asked for, handed out from Team, or an invitation to the account (`invitation` set).
+function linkMail(link: string, invitation?: Invitation): MailMessage {
+  const what = invitation
+    ? `${invitation.by} invited you to their account on the Studio dashboard, as ${invitation.role}.`
+    : 'Here is your link to sign in to the Studio dashboard.'
+  const then = 'Open it within 24 hours to choose a password and sign in. It works once.'
+  const text = `${what}\n\n${link}\n\n${then}\nIf you did not expect this mail, ignore it.\n`
+  const body = html`<p>${what}</p><p><a href="${link}">${link}</a></p><p>${then}<br>
+If you did not expect this mail, ignore it.</p>`
+  return {
+    subject: invitation ? 'You are invited to Studio' : 'Your Studio sign-in link',
+    text,
+    html: page(body),
+  }
+}
+
+// With mail on, what mails a new sign-in link (or invitation) to its user; the page shows the link as well.
+export const linkMailer = (deps: Pick<DashboardDeps, 'config' | 'clock'>, invitation?: Invitation) =>
+  mailIsOn(deps.config)
+    ? mailLink(invitation ? 'invite' : 'signin', (url) => linkMail(url, invitation), deps.clock ?? Date.now)
+    : undefined

@@ -1,12 +1,14 @@
 import { hashPassword, MIN_PASSWORD, passwordProblem } from '../accounts/passwords.js'
 import { createSession, endSession } from '../accounts/sessions.js'
-import { linkIsValid, redeemLink } from '../accounts/signin-links.js'
-import { userByPassword } from '../accounts/users.js'
+import { createSigninLink, linkIsValid, redeemLink } from '../accounts/signin-links.js'
+import { userByEmail, userByPassword } from '../accounts/users.js'
 import type { SlidingWindow } from '../limits/limits.js'
 import { ApiError } from '../http/errors.js'
+import { mailIsOn } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
-import { bare } from './layout.js'
+import { bare, notice } from './layout.js'
+import { linkMailer } from './mail.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 const MAX_AGE = 30 * 24 * 3600
@@ -24,10 +26,17 @@ async function signIn(deps: DashboardDeps, ctx: PageCtx, userId: string) {
   return see('/dashboard/keys')
 }
 
-const signinForm = (message?: string, email = '') =>
+// With mail on, anyone can ask for a sign-in link by email: the page never shows it, and says the same whether or not
+// the address has an account.
+const linkForm = html`<form method="post" action="/dashboard/signin/link">
+<div class="field"><label for="link-email">Email for a sign-in link</label>
+<input id="link-email" name="email" type="email" autocomplete="username" required></div>
+<button class="secondary">Email me a link</button></form>`
+
+const signinForm = (mail: boolean, message?: string, email = '', done: string | null = null) =>
   bare(
     'Sign in',
-    html`<div class="card"><h1>Sign in</h1><p class="lead">to your Studio dashboard</p>
+    html`<div class="card"><h1>Sign in</h1><p class="lead">to your Studio dashboard</p>${notice(done)}
 ${message ? html`<div class="notice error" role="alert">${message}</div>` : ''}
 <form method="post" action="/dashboard/signin">
 <div class="field"><label for="email">Email</label>
@@ -35,8 +44,12 @@ ${message ? html`<div class="notice error" role="alert">${message}</div>` : ''}
 <div class="field"><label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required></div>
 <button>Sign in</button></form>
-<p class="lead">No password yet, or forgot it? Ask an owner of your account for a sign-in link, or run
+${
+  mail
+    ? html`<p class="lead">No password yet, or forgot it? Get a sign-in link by email.</p>${linkForm}</div>`
+    : html`<p class="lead">No password yet, or forgot it? Ask an owner of your account for a sign-in link, or run
 <code>studio signin-link --email you@example.com</code>.</p></div>`
+}`
   )
 
 const passwordForm = (path: string, email: string, message?: string): Html =>
@@ -62,8 +75,31 @@ async function validLink(sql: Sql, ctx: PageCtx) {
 
 export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWindow; email: SlidingWindow }): Page[] {
   const tooMany = () => new ApiError('rate_limited', 'Too many sign-in attempts; wait a few minutes and try again.')
+  const mail = mailIsOn(deps.config)
+  const limit = (ctx: PageCtx, email: string) => {
+    if (!attempts.address.hit(ctx.req.socket.remoteAddress ?? '').ok) throw tooMany()
+    if (!attempts.email.hit(email.toLowerCase()).ok) throw tooMany()
+  }
   return [
-    { method: 'GET', path: '/dashboard/signin', access: 'public', handle: () => signinForm() },
+    {
+      method: 'GET',
+      path: '/dashboard/signin',
+      access: 'public',
+      handle: (ctx) => signinForm(mail, undefined, '', ctx.url.searchParams.get('done')),
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/signin/link',
+      access: 'public',
+      async handle(ctx) {
+        if (!mail) throw new ApiError('not_found', 'This server sends no mail: ask an owner for a sign-in link.')
+        const email = (ctx.form.get('email') ?? '').trim().slice(0, 320)
+        limit(ctx, email)
+        const userId = await userByEmail(deps.sql, email)
+        if (userId) await createSigninLink(deps.sql, userId, deps.publicUrl(), linkMailer(deps))
+        return see('/dashboard/signin?done=link-sent')
+      },
+    },
     {
       method: 'POST',
       path: '/dashboard/signin',
@@ -71,10 +107,9 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
       async handle(ctx) {
         const email = (ctx.form.get('email') ?? '').trim().slice(0, 320)
         const password = ctx.form.get('password') ?? ''
-        if (!attempts.address.hit(ctx.req.socket.remoteAddress ?? '').ok) throw tooMany()
-        if (!attempts.email.hit(email.toLowerCase()).ok) throw tooMany()
+        limit(ctx, email)
         const userId = await userByPassword(deps.sql, email, password)
-        if (!userId) return { status: 401, page: signinForm('That email and password do not match.', email) }
+        if (!userId) return { status: 401, page: signinForm(mail, 'That email and password do not match.', email) }
         return signIn(deps, ctx, userId)
       },
     },

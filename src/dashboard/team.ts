@@ -4,6 +4,7 @@ import { inviteMember, listMembers, removeMember, setMemberRole, TeamError } fro
 import { Email, ROLES } from '../api/schemas.js'
 import { ApiError } from '../http/errors.js'
 import { html, type Html } from './html.js'
+import { linkMailer } from './mail.js'
 import { csrfField, notice, page, secretBox, when, type Viewer } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
@@ -50,8 +51,9 @@ members see only their own keys.</p>${notice(ctx.url.searchParams.get('done'))}$
   )
 }
 
-const linkBanner = (email: string, link: string) => html`<div class="notice warn" role="alert">
-<strong>A sign-in link for ${email}</strong>: hand it over privately. It works once, for 24 hours.
+const linkBanner = (email: string, link: string, mailed: boolean) => html`<div class="notice warn" role="alert">
+<strong>A sign-in link for ${email}</strong>: ${mailed ? 'it is on its way to them by email; or ' : ''}hand it over
+privately. It works once, for 24 hours.
 ${secretBox('new-link', link)}</div>`
 
 // TeamError (last owner, foreign email, unknown user) is the user's mistake: a 400 page, nothing changed.
@@ -74,9 +76,13 @@ async function managed(deps: DashboardDeps, ctx: PageCtx, id: string) {
   return member
 }
 
-const signinFor = async (deps: DashboardDeps, ctx: PageCtx, id: string) => {
+// A new sign-in link for the user, shown on the page and, with mail on, mailed to them (as an invitation when they
+// were just invited).
+const signinFor = async (deps: DashboardDeps, ctx: PageCtx, id: string, invited = false) => {
   const member = await managed(deps, ctx, id)
-  return teamPage(deps, ctx, linkBanner(member.email, await createSigninLink(deps.sql, member.id, deps.publicUrl())))
+  const mailer = linkMailer(deps, invited ? { by: ctx.user.name ?? ctx.user.email, role: member.role } : undefined)
+  const link = await createSigninLink(deps.sql, member.id, deps.publicUrl(), mailer)
+  return teamPage(deps, ctx, linkBanner(member.email, link, mailer !== undefined))
 }
 
 export function teamPages(deps: DashboardDeps): Page[] {
@@ -90,7 +96,7 @@ export function teamPages(deps: DashboardDeps): Page[] {
       const role = roleOf(ctx.form.get('role'))
       if (role === 'owner' && ctx.user.role !== 'owner')
         throw new ApiError('forbidden', 'Only an owner can add owners.')
-      return signinFor(deps, ctx, await guarded(() => inviteMember(sql, ctx.user.accountId, email, role)))
+      return signinFor(deps, ctx, await guarded(() => inviteMember(sql, ctx.user.accountId, email, role)), true)
     }),
     post('/dashboard/team/:id/link', (ctx) => signinFor(deps, ctx, ctx.params.id)),
     post('/dashboard/team/:id/role', async (ctx) => {

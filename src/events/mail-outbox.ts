@@ -1,5 +1,6 @@
 import type postgres from 'postgres'
 import { leadMailRecipients } from '../accounts/lead-mail.js'
+import type { OnLink } from '../accounts/signin-links.js'
 import { WAKE_CHANNEL } from './outbox.js'
 
 // The mail side of the outbox: mail deliveries written in the caller's transaction, woken like webhook deliveries.
@@ -24,3 +25,20 @@ export async function queueLeadMails(tx: postgres.ISql, accountId: string, event
     )
     select pg_notify(${WAKE_CHANNEL}, '') from queued limit 1`
 }
+
+// A sign-in link's mail (an invitation's, `kind` 'invite'), written in the link's transaction: `accounts/` calls this
+// back with each new link, and `message` says it. The message (the link: a secret) is wiped once the mail is sent,
+// refused or expired, and the link expires in 24 hours anyway.
+export const mailLink =
+  (kind: 'signin' | 'invite', message: (url: string) => MailMessage, clock: () => number): OnLink =>
+  (tx, link) => {
+    const { subject, text, html } = message(link.url)
+    return tx`
+      with queued as (
+        insert into mail_deliveries (account_id, user_id, kind, recipient, message, expires_at, next_at, created_at)
+        values (${link.accountId}, ${link.userId}, ${kind}, ${link.email}, ${tx.json({ subject, text, html })},
+                ${link.expiresAt}, ${new Date(clock())}, ${new Date(clock())})
+        returning 1
+      )
+      select pg_notify(${WAKE_CHANNEL}, '') from queued`
+  }
