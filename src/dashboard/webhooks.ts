@@ -1,4 +1,5 @@
 import { listDeliveryLog } from '../events/delivery-log.js'
+import { mailLog } from '../events/mail-deliveries.js'
 import {
   addEndpoint,
   disableEndpoint,
@@ -11,8 +12,10 @@ import {
 } from '../events/endpoints.js'
 import { resend, sendTest } from '../events/manual.js'
 import { ApiError } from '../http/errors.js'
+import { mailIsOn } from '../ops/config.js'
 import { html, type Html } from './html.js'
 import { csrfField, notice, page, when } from './layout.js'
+import { mailLogCard } from './mail-log.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 import {
   type AddValues,
@@ -31,13 +34,14 @@ import {
 async function listPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '', values = NO_VALUES) {
   const v = ctx.user
   const endpoints = await listEndpoints(deps.sql, v.accountId)
+  const mails = mailLogCard(await mailLog(deps.sql, v.accountId), mailIsOn(deps.config))
   return page(
     v,
     'webhooks',
     'Webhooks',
     html`<h1>Webhooks</h1><p class="lead">This account's events, POSTed as they happen to the endpoints below, signed
 the <a href="https://www.standardwebhooks.com/">Standard Webhooks</a> way with each endpoint's secret.</p>
-${notice(ctx.url.searchParams.get('done'))}${banner}${addForm(v, values)}${endpointsTable(endpoints)}`
+${notice(ctx.url.searchParams.get('done'))}${banner}${addForm(v, values)}${endpointsTable(endpoints)}${mails}`
   )
 }
 

@@ -71,3 +71,18 @@ export async function pruneMail(sql: Sql, now: Date): Promise<void> {
   await sql`delete from mail_deliveries where created_at < ${new Date(now.getTime() - 30 * 86_400_000)}
             and state <> 'pending'`
 }
+export interface MailLogLine {
+  at: Date
+  recipient: string
+  kind: string
+  outcome: string
+  code: number | null
+  answer: string
+}
+
+// The account's latest mail attempts, newest first: what the dashboard shows its owners.
+export const mailLog = (sql: Sql, accountId: string, limit = 20) => sql<MailLogLine[]>`
+  select a.at, m.recipient, m.kind, a.outcome, a.code, a.answer
+  from mail_attempts a join mail_deliveries m on m.id = a.delivery_id
+  where m.account_id = ${accountId}
+  order by a.at desc, a.id desc limit ${limit}`

@@ -150,15 +150,20 @@ t.test('a temporary refusal (451) is retried on the schedule, then delivered onc
 
 t.test('a permanent refusal (550) is not retried and is logged as failed', async (t) => {
   const a = await account()
-  refuse = (to) => (to === a.owner ? { code: 550, message: 'No such user here' } : null)
+  refuse = (to) => (to === a.owner ? { code: 550, message: 'No such user <here>' } : null)
   await postLead(t, a.key)
   await eventually(async () => (await deliveries(a.owner))[0]?.state === 'failed', { what: 'failed' })
   t.same(
     (await attempts(a.owner)).map((x) => [x.outcome, x.code]),
     [['failed', 550]]
   )
-  t.match((await attempts(a.owner))[0].answer, /No such user here/)
+  t.match((await attempts(a.owner))[0].answer, /No such user <here>/)
   t.equal(smtp.to(a.owner).length, 0)
+  const page = (await (await signedIn(t, a.owner)).get('/dashboard/webhooks')).text
+  const log = page.slice(page.indexOf('<h2>Email deliveries</h2>'))
+  t.match(log, /<td class="time">[\d-]+ [\d:]+<\/td><td>owner[^<]+<\/td><td>new lead<\/td>/, 'time, to, which mail')
+  t.match(log, '<span class="badge failed">refused</span>')
+  t.match(log, 'No such user &lt;here&gt;', "the server's reply, escaped")
 })
 
 t.test('an Idempotency-Key replay mails nothing again', async (t) => {

@@ -116,6 +116,7 @@ t.test('mail off: Team shows the link only, the sign-in page offers no mail', as
   t.notMatch(page.text, 'by email')
   t.ok(shownLink(page.text))
   t.notMatch((await new Browser(off.url).get('/dashboard/signin')).text, '/dashboard/signin/link')
+  t.notMatch((await b.get('/dashboard/webhooks')).text, 'Email deliveries', 'no mail log without mail')
   t.equal((await new Browser(off.url).post('/dashboard/signin/link', { email: 'a@example.com' })).status, 404)
 })
 
