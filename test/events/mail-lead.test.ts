@@ -146,6 +146,8 @@ t.test('a temporary refusal (451) is retried on the schedule, then delivered onc
     (await attempts(a.owner)).map((x) => x.outcome),
     ['retry', 'delivered']
   )
+  t.match(s.metrics.render(), /studio_mail_attempts_total\{outcome="retry"\} [1-9]/)
+  t.match(s.metrics.render(), /studio_mail_attempts_total\{outcome="delivered"\} [1-9]/)
 })
 
 t.test('a permanent refusal (550) is not retried and is logged as failed', async (t) => {
