@@ -28,7 +28,7 @@ import { meRoute } from './api/me.js'
 import { createDashboard } from './dashboard/dashboard.js'
 import { EVENT_ENVELOPES } from './events/catalogue.js'
 import { startWebhooks, type WebhooksDeps } from './events/webhooks.js'
-import { storeLeadWithEvent } from './events/lead-created.js'
+import { type LeadOutbox, storeLeadWithEvent } from './events/lead-created.js'
 import { createMailer } from './events/mailer.js'
 import { leadMail } from './dashboard/mail.js'
 import { mailIsOn } from './ops/config.js'
@@ -56,11 +56,13 @@ export interface Service {
 export const adapterFor = (config: UpstreamConfig) =>
   config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config)
 
-export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps, mail = false): Route[] {
+// `leads`: whether mail is on (a lead queues its mails), and this process's delivery worker, woken after a lead's
+// event commits.
+export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps, leads: LeadOutbox = {}): Route[] {
   const api: Route[] = [
     meRoute(sql, completions.quota, keys),
     completionsRoute(completions),
-    leadsRoute(storeLeadWithEvent(sql, mail)),
+    leadsRoute(storeLeadWithEvent(sql, leads)),
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)]
 }
@@ -155,7 +157,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     backoff: opts.backoff,
   }
   const routes = [
-    ...apiRoutes(db.sql, keys, completions, mail !== undefined),
+    ...apiRoutes(db.sql, keys, completions, { mail: mail !== undefined, wake: webhooks.wake }),
     ...healthRoutes(db, () => ({ rate_limiter: limits.store() })),
   ]
   const pages =

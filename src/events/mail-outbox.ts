@@ -12,10 +12,16 @@ export interface MailMessage {
 }
 
 // One lead mail per user of the account who wants one, in the lead's transaction; each is made from the event when
-// it is sent.
-export async function queueLeadMails(tx: postgres.ISql, accountId: string, eventId: string, at: Date) {
+// it is sent. Returns how many; `notify: false` leaves the waking to the caller, as for the lead's event (outbox.ts).
+export async function queueLeadMails(
+  tx: postgres.ISql,
+  accountId: string,
+  eventId: string,
+  at: Date,
+  { notify = true }: { notify?: boolean } = {}
+): Promise<number> {
   const to = await leadMailRecipients(tx, accountId)
-  if (!to.length) return
+  if (!to.length) return 0
   await tx`
     with queued as (
       insert into mail_deliveries (account_id, user_id, kind, recipient, event_id, next_at, created_at)
@@ -23,7 +29,8 @@ export async function queueLeadMails(tx: postgres.ISql, accountId: string, event
       from unnest(${to.map((r) => r.userId)}::uuid[], ${to.map((r) => r.email)}::text[]) as r(user_id, email)
       returning 1
     )
-    select pg_notify(${WAKE_CHANNEL}, '') from queued limit 1`
+    select ${notify ? tx`pg_notify(${WAKE_CHANNEL}, '')` : tx`1`} from queued limit 1`
+  return to.length
 }
 
 // A sign-in link's mail (an invitation's, `kind` 'invite'), written in the link's transaction: `accounts/` calls this
