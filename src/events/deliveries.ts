@@ -85,6 +85,39 @@ export async function finishAttempt(sql: Sql, c: Claimed, attempt: Attempt, outc
   })
 }
 
+export interface Delivered {
+  claim: Claimed
+  attempt: Attempt
+}
+
+// Successful attempts, many in one statement (the common case, so it costs one round trip per batch, not five per
+// delivery): each delivery whose claim this process still holds is marked delivered and its attempt logged; its
+// endpoint stops failing (written only when it was failing).
+export async function finishDelivered(sql: Sql, done: Delivered[]): Promise<void> {
+  const column = <T>(f: (d: Delivered) => T) => done.map(f)
+  await sql`
+    with r as (
+      select * from unnest(
+        ${column((d) => d.claim.eventId)}::text[], ${column((d) => d.claim.endpointId)}::uuid[],
+        ${column((d) => d.claim.claimedUntil.toISOString())}::timestamptz[],
+        ${column((d) => d.attempt.at.toISOString())}::timestamptz[], ${column((d) => d.attempt.status)}::int[],
+        ${column((d) => d.attempt.durationMs)}::int[], ${column((d) => d.attempt.answer)}::text[]
+      ) as r(event_id, endpoint_id, claimed_until, at, status, duration_ms, answer)
+    ), held as (
+      update webhook_deliveries d
+      set state = 'delivered', attempts = d.attempts + 1, next_at = r.at, claimed_until = null, last_status = r.status
+      from r
+      where d.event_id = r.event_id and d.endpoint_id = r.endpoint_id and d.claimed_until = r.claimed_until
+      returning d.event_id, d.endpoint_id
+    ), logged as (
+      insert into webhook_attempts (event_id, endpoint_id, at, status, duration_ms, answer)
+      select r.event_id, r.endpoint_id, r.at, r.status, r.duration_ms, r.answer
+      from r join held using (event_id, endpoint_id)
+    )
+    update webhook_endpoints set failing_since = null
+    where id in (select endpoint_id from held) and failing_since is not null`
+}
+
 // What is waiting: pending deliveries and the age of the oldest one's event.
 export async function backlog(sql: Sql, now: Date): Promise<{ waiting: number; oldestSeconds: number }> {
   const [row] = await sql<{ waiting: number; oldest: Date | null }[]>`

@@ -1,7 +1,17 @@
 import type { Dispatcher } from 'undici'
 import type { Logger } from '../ops/log.js'
 import { type Sql, withTimeout } from '../storage/db.js'
-import { backlog, type Claimed, claimDue, finishAttempt, prune, releaseClaims } from './deliveries.js'
+import { batched } from './batched.js'
+import {
+  backlog,
+  type Claimed,
+  claimDue,
+  type Delivered,
+  finishAttempt,
+  finishDelivered,
+  prune,
+  releaseClaims,
+} from './deliveries.js'
 import { createLane, type Lane, type LaneSpec } from './lane.js'
 import { outcomeOf } from './outcome.js'
 import { WAKE_CHANNEL } from './outbox.js'
@@ -21,6 +31,8 @@ export interface WorkerOptions {
   onOutcome?: (outcome: string) => void
   random?: () => number
   pollMs?: number
+  // The least time between two rounds of claims (so that under load one statement claims many deliveries).
+  claimGapMs?: number
   concurrency?: number
   // Other kinds of delivery run by this worker (mail), woken and stopped with it.
   lanes?: LaneSpec<unknown>[]
@@ -33,27 +45,48 @@ export interface DeliveryWorker {
 }
 
 const PRUNE_EVERY_MS = 3_600_000
+const BACKLOG_EVERY_MS = 5000
 const CLOSE_MS = 2000
 
-// Delivers due webhooks until closed: claims up to `concurrency` at a time, wakes on NOTIFY (a new event) or every
-// `pollMs`, and gives its claims back when closed. A claim's lease outlasts an attempt, so a process that dies holding
-// it loses it within the lease (the attempt's timeout + 10 s).
+// The backlog for the metrics, counted again at most every BACKLOG_EVERY_MS.
+function backlogGauge(sql: Sql) {
+  let value = { waiting: 0, oldestSeconds: 0 }
+  let counted = Number.NEGATIVE_INFINITY
+  return {
+    value: () => value,
+    async count(now: Date) {
+      if (performance.now() - counted < BACKLOG_EVERY_MS) return
+      value = await backlog(sql, now)
+      counted = performance.now()
+    },
+  }
+}
+
+// Delivers due webhooks until closed: claims up to `concurrency` at a time (each lane at most once per `claimGapMs`),
+// wakes on NOTIFY (a new event), on `wake()` or every `pollMs`, and gives its claims back when closed. A claim's lease
+// outlasts an attempt, so a process that dies holding it loses it within the lease (the attempt's timeout + 10 s).
+// Successful attempts are written in batches (one statement for all that finished meanwhile); the backlog for the
+// metrics is counted at most every 5 s.
 export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
   const { sql, log, clock } = o
   const random = o.random ?? Math.random
   const pollMs = o.pollMs ?? 1000
   const concurrency = o.concurrency ?? 16
+  const claimGapMs = o.claimGapMs ?? 20
   const leaseMs = o.timeoutMs + 10_000
   const stop = new AbortController()
-  let waiting = { waiting: 0, oldestSeconds: 0 }
+  const waiting = backlogGauge(sql)
   let lastPrune = 0
   let pruning: Promise<unknown> | null = null
+  let lastTick = Number.NEGATIVE_INFINITY
   let nudge: () => void = () => {}
   let nudged = false
   const wake = () => {
     nudged = true
     nudge()
   }
+
+  const writeDelivered = batched((done: Delivered[]) => finishDelivered(sql, done))
 
   async function deliver(c: Claimed) {
     const at = new Date(clock())
@@ -65,7 +98,9 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     const result = await postWebhook(o.dispatcher, { ...post, signal: stop.signal })
     if (stop.signal.aborted) return
     const outcome = outcomeOf(c, result, at.getTime(), random)
-    await finishAttempt(sql, c, { ...result, at }, outcome)
+    const attempt = { ...result, at }
+    if (outcome.kind === 'delivered') await writeDelivered({ claim: c, attempt })
+    else await finishAttempt(sql, c, attempt, outcome)
     o.onOutcome?.(outcome.kind)
     log.debug('webhook attempt', {
       event: c.eventId,
@@ -87,10 +122,14 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
   const lanes: Lane[] = [webhooks, ...(o.lanes ?? [])].map((spec) => createLane(spec, wake))
 
   async function tick() {
+    const gap = lastTick + claimGapMs - performance.now()
+    if (gap > 0) await new Promise((ok) => setTimeout(ok, gap))
+    if (stop.signal.aborted) return false
     const now = new Date(clock())
+    lastTick = performance.now()
     let more = false
     for (const lane of lanes) more = (await lane.tick(now)) || more
-    waiting = await backlog(sql, now)
+    await waiting.count(now)
     if (!pruning && now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now.getTime()
       // Beside the deliveries, not in their way; close() waits for it.
@@ -127,7 +166,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
   const running = loop()
   return {
     wake,
-    backlog: () => waiting,
+    backlog: waiting.value,
     // Bounded: with the database down or frozen, the claims lapse by themselves and the pool is closed anyway.
     async close() {
       stop.abort()

@@ -1,0 +1,47 @@
+import t from 'tap'
+import { createKey } from '../../src/accounts/accounts.js'
+import { claimDue, finishDelivered } from '../../src/events/deliveries.js'
+import { addEndpoint, listEndpoints } from '../../src/events/endpoints.js'
+import { recordEvent } from '../../src/events/outbox.js'
+import { openTestDatabase, testDatabase } from '../support/database.js'
+
+// Successful attempts are written many at once: each delivery whose claim is still held is marked delivered and its
+// attempt logged; one whose claim lapsed and was taken by another process is left to that process.
+const { sql } = await openTestDatabase(t, await testDatabase(t))
+const { accountId } = await createKey(sql, { email: 'finish@example.com' })
+const keyEvent = (prefix: string) => ({ type: 'key.created' as const, data: { prefix, name: null, who: null } })
+
+t.test('a batch of successes: held claims delivered and logged, a lapsed one left alone', async (t) => {
+  const e = await addEndpoint(sql, { accountId, url: 'http://127.0.0.1:9/hook' }, true)
+  await sql`update webhook_endpoints set failing_since = now() where id = ${e.id}`
+  const now = new Date()
+  for (const p of ['a', 'b', 'c']) await recordEvent(sql, accountId, keyEvent(p), now)
+  const claims = await claimDue(sql, new Date(now.getTime() + 1000), 1000, 10)
+  t.equal(claims.length, 3)
+  // The third claim lapses and another process claims it again.
+  const retaken = await claimDue(sql, new Date(now.getTime() + 5000), 1000, 10)
+  t.same(retaken.length, 3, 'every lapsed claim can be taken again')
+  const mine = retaken.slice(0, 2)
+  const at = new Date(now.getTime() + 5100)
+  const done = [...mine, claims[2]].map((claim, i) => ({
+    claim,
+    attempt: { at, status: 200 + i, durationMs: 3 + i, answer: `ok ${i}` },
+  }))
+  await finishDelivered(sql, done)
+  const rows = await sql<{ event_id: string; state: string; attempts: number; last_status: number | null }[]>`
+    select event_id, state, attempts, last_status from webhook_deliveries`
+  const byEvent = new Map(rows.map((r) => [r.event_id, r]))
+  for (const [i, c] of mine.entries())
+    t.match(byEvent.get(c.eventId), { state: 'delivered', attempts: 1, last_status: 200 + i })
+  t.match(byEvent.get(claims[2].eventId), { state: 'pending', attempts: 0, last_status: null }, 'a lost claim')
+  const logged = await sql<{ event_id: string; status: number; duration_ms: number; answer: string }[]>`
+    select event_id, status, duration_ms, answer from webhook_attempts order by status`
+  t.same(
+    logged.map((a) => [a.event_id, a.status, a.duration_ms, a.answer]),
+    mine.map((c, i) => [c.eventId, 200 + i, 3 + i, `ok ${i}`])
+  )
+  const [endpoint] = await listEndpoints(sql, accountId)
+  t.equal(endpoint.lastStatus, 201)
+  const [{ failing_since }] = await sql`select failing_since from webhook_endpoints where id = ${e.id}`
+  t.equal(failing_since, null, 'the endpoint no longer failing')
+})
