@@ -46,10 +46,10 @@ export interface MailAttempt {
 export type MailOutcome = { kind: 'delivered' } | { kind: 'retry'; nextAt: Date } | { kind: 'failed' }
 
 // Logs the attempt and moves the delivery on, if this process still holds the claim. A finished link mail loses its
-// message (the link), as does one whose next attempt would come after the link expired.
+// message (the link).
 export async function finishMailAttempt(sql: Sql, c: ClaimedMail, a: MailAttempt, o: MailOutcome): Promise<void> {
   const nextAt = o.kind === 'retry' ? o.nextAt : a.at
-  const state = o.kind === 'retry' ? (c.expiresAt && c.expiresAt <= nextAt ? 'expired' : 'pending') : o.kind
+  const state = o.kind === 'retry' ? 'pending' : o.kind
   await sql.begin(async (tx) => {
     const held = await tx`
       update mail_deliveries
@@ -71,6 +71,7 @@ export async function pruneMail(sql: Sql, now: Date): Promise<void> {
   await sql`delete from mail_deliveries where created_at < ${new Date(now.getTime() - 30 * 86_400_000)}
             and state <> 'pending'`
 }
+
 export interface MailLogLine {
   at: Date
   recipient: string

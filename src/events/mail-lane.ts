@@ -34,11 +34,12 @@ export interface MailLaneDeps {
 const LEASE_MS = 120_000
 const CONCURRENCY = 4
 
-function mailOutcome(c: Pick<ClaimedMail, 'attempts'>, sent: Sent, now: number, random: () => number) {
-  if (sent.result === 'delivered') return { kind: 'delivered' } as const
-  if (sent.result === 'permanent') return { kind: 'failed' } as const
-  const delay = nextDelayMs(c.attempts + 1, random)
-  return delay === null ? ({ kind: 'failed' } as const) : ({ kind: 'retry', nextAt: new Date(now + delay) } as const)
+// A link mail is given up when its next attempt would come after its link expired.
+function mailOutcome(c: ClaimedMail, sent: Sent, now: number, random: () => number): MailOutcome {
+  if (sent.result === 'delivered') return { kind: 'delivered' }
+  const delay = sent.result === 'permanent' ? null : nextDelayMs(c.attempts + 1, random)
+  if (delay === null || (c.expiresAt && c.expiresAt.getTime() <= now + delay)) return { kind: 'failed' }
+  return { kind: 'retry', nextAt: new Date(now + delay) }
 }
 
 function mailOf(c: ClaimedMail, renderLead: RenderLeadMail): Mail | null {
