@@ -31,6 +31,8 @@ export class AccountQuota implements TicketOwner {
   private asked = 0
   private refill = false
   private generation = 0
+  private reading = 0
+  private batches = new Set<Promise<unknown>>()
 
   constructor(
     readonly accountId: string,
@@ -108,13 +110,30 @@ export class AccountQuota implements TicketOwner {
     this.pump(true)
   }
 
+  // `read` of the store, made consistent with what this process holds ahead: it waits for the batches under way and,
+  // until it ends, asks the store for nothing more to hold ahead and gives none of it back to the store.
+  async consistently<T>(read: () => Promise<T>): Promise<T> {
+    this.reading++
+    try {
+      await Promise.all(this.batches)
+      return await read()
+    } finally {
+      this.reading--
+    }
+  }
+
+  // Gives back what is held ahead once the account's calls have stopped, unless a read is under way (next tick).
+  returnIdle() {
+    if (!this.reading) this.returnFree()
+  }
+
   // Nothing left to do, nothing under way: the engine may forget the account.
   idle(): boolean {
-    return !this.open && !this.inFlight && !this.free && !this.pendingWork(true)
+    return !this.open && !this.inFlight && !this.free && !this.reading && !this.pendingWork(true)
   }
 
   private target = () => (this.retired ? 0 : this.rate.target(this.knowledge.known(), this.deps.monotonic()))
-  private wanted = () => Math.max(0, this.target() - this.free - this.asked)
+  private wanted = () => (this.reading ? 0 : Math.max(0, this.target() - this.free - this.asked))
   private pendingWork = (withFar: boolean) =>
     this.waiting.length || this.strict.length || this.giveBacks || this.unspends || this.refill || (withFar && this.far)
 
@@ -156,6 +175,8 @@ export class AccountQuota implements TicketOwner {
       }
     )
     this.deps.track(result)
+    this.batches.add(result)
+    void result.finally(() => this.batches.delete(result))
   }
 
   // The database has not answered in time: the batch's calls are answered 503 now; what it did, when it answers,

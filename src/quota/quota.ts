@@ -94,7 +94,7 @@ export class Quota {
     for (const aq of [...this.accounts.values(), ...this.retired]) {
       aq.flush()
       const quiet = now - aq.rate.lastAt
-      if (quiet >= IDLE_MS) aq.returnFree()
+      if (quiet >= IDLE_MS) aq.returnIdle()
       if (aq.idle() && (aq.retired || quiet >= FORGET_MS)) {
         if (this.accounts.get(aq.accountId) === aq) this.accounts.delete(aq.accountId)
         this.retired.delete(aq)
@@ -111,9 +111,17 @@ export class Quota {
   // The month's units of the account as its callers see them: spent and held by every live process (the calls
   // under way), less what this process holds ahead for calls to come (held both before and after the read).
   async used(accountId: string): Promise<number> {
-    const aheadBefore = this.held(accountId)
-    const { used, held } = await this.deps.store.read(accountId, this.month().month)
-    return Math.max(0, used + held - Math.min(aheadBefore, this.held(accountId)))
+    const { month } = this.month()
+    const aq = this.accounts.get(accountId)
+    if (aq?.month !== month) {
+      const { used, held } = await this.deps.store.read(accountId, month)
+      return used + held
+    }
+    return aq.consistently(async () => {
+      const aheadBefore = aq.free
+      const { used, held } = await this.deps.store.read(accountId, month)
+      return Math.max(0, used + held - Math.min(aheadBefore, aq.free))
+    })
   }
 
   // The account changed (its plan, say): what this process holds ahead for it is given back.

@@ -6,6 +6,7 @@ import { FLOOR, IDLE_MS, MAX_HELD } from '../../src/quota/ahead.js'
 import { limitsByPlan } from '../../src/quota/plans.js'
 import { postgresStore } from '../../src/quota/postgres-store.js'
 import { createQuota, type Quota } from '../../src/quota/quota.js'
+import type { QuotaStore } from '../../src/quota/store.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
 import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
@@ -33,8 +34,8 @@ async function setup(t: Test, env: Record<string, string> = {}) {
       from quota_usage q where q.account_id = ${accountId}`
     return row
   }
-  const quota = async () => {
-    const store = postgresStore(db.raw, { limits: limitsByPlan(config), leaseMs: 30_000 })
+  const quota = async (wrap = (store: QuotaStore) => store) => {
+    const store = wrap(postgresStore(db.raw, { limits: limitsByPlan(config), leaseMs: 30_000 }))
     const q = createQuota({
       store,
       limits: config,
@@ -169,9 +170,47 @@ t.test('GET /me leaves out what its process holds ahead', async (t) => {
     await Promise.all(rs.map((r) => r.arrayBuffer()))
   }
   t.equal(ok, 150)
-  // A refill of the hold may be under way (committed, its answer not yet here); its answer drops the cached /me.
-  const used = async () =>
-    ((await (await s.fetch('/api/v1/me', { key })).json()) as { quota: { used: number } }).quota.used
-  await eventually(async () => (await used()) === 150, { what: 'GET /me at 150' })
-  t.equal(await used(), 150, 'the caller sees its calls, whatever its process holds ahead')
+  const me = (await (await s.fetch('/api/v1/me', { key })).json()) as { quota: { used: number } }
+  t.equal(me.quota.used, 150, 'the caller sees its calls, whatever its process holds ahead')
+})
+
+t.test('a read of the units used waits for batches under way; no hold goes back while it reads', async (t) => {
+  const { account, quota, clock } = await setup(t)
+  let readDone = () => {}
+  let release = () => {}
+  const q = await quota((store) => ({
+    ...store,
+    async read(accountId, month) {
+      const counted = await store.read(accountId, month)
+      readDone()
+      await new Promise<void>((ok) => {
+        release = ok
+      })
+      return counted
+    },
+  }))
+  const acc = await account('ENTERPRISE')
+  t.equal(await busy(q, clock, acc, 300, 300), 300)
+  t.ok(q.held(acc) > 0, 'units held ahead')
+  const read = new Promise<void>((ok) => {
+    readDone = ok
+  })
+  const used = q.used(acc)
+  await read
+  clock.now += IDLE_MS
+  q.tick()
+  t.ok(q.held(acc) > 0, 'the calls stopped during the read: the hold is still held')
+  release()
+  t.equal(await used, 300, 'what was held ahead during the read is left out')
+  q.tick()
+  t.equal(q.held(acc), 0, 'given back at the next tick')
+  const again = q.used(acc)
+  await eventually(
+    async () => {
+      release()
+      return Promise.race([again.then(() => true), new Promise<boolean>((ok) => setImmediate(() => ok(false)))])
+    },
+    { what: 'the second read' }
+  )
+  t.equal(await again, 300, 'and read again once it is given back')
 })
