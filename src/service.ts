@@ -30,7 +30,7 @@ import { EVENT_ENVELOPES } from './events/catalogue.js'
 import { startWebhooks, type WebhooksDeps } from './events/webhooks.js'
 import { type LeadOutbox, storeLeadWithEvent } from './events/lead-created.js'
 import { createMailer } from './events/mailer.js'
-import { leadMail } from './dashboard/mail.js'
+import { disabledEndpointMail, leadMail } from './dashboard/mail.js'
 import { mailIsOn } from './ops/config.js'
 
 export interface ServiceOptions {
@@ -113,12 +113,12 @@ async function openQuota(db: Database, config: Config, log: Logger, clock: () =>
   return quota
 }
 
-// With mail on: the mailer, and the lead mail's renderer with its links into the dashboard (null: none).
+// With mail on: the mailer, and the renderers of the mails with links into the dashboard (null: none).
 async function openMail(config: Config, log: Logger, dashboardUrl: () => string | null) {
   if (!mailIsOn(config)) return undefined
   const mailer = await createMailer(config)
   log.info('mail on', { smtp: mailer.server })
-  return { mailer, renderLead: leadMail(dashboardUrl) }
+  return { mailer, renderLead: leadMail(dashboardUrl), renderDisabled: disabledEndpointMail(dashboardUrl) }
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {

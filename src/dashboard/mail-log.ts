@@ -5,7 +5,12 @@ import { empty, when } from './layout.js'
 // The account's email deliveries (Webhooks section): the latest attempts, so that owners see a refused or bounced
 // mail and why (the SMTP server's reply).
 
-const KINDS: Record<string, string> = { lead: 'new lead', signin: 'sign-in link', invite: 'invitation' }
+const KINDS: Record<string, string> = {
+  lead: 'new lead',
+  signin: 'sign-in link',
+  invite: 'invitation',
+  endpoint: 'endpoint disabled',
+}
 
 function outcome(l: MailLogLine) {
   if (l.outcome === 'delivered') return html`<span class="badge active">delivered</span>`
@@ -20,7 +25,8 @@ export function mailLogCard(lines: MailLogLine[], mailOn: boolean) {
 <td>${outcome(l)}</td><td class="muted">${l.answer}</td></tr>`
   )
   return html`<h2>Email deliveries</h2><p class="lead">The latest mails this account's users were sent (new leads,
-sign-in links, invitations) and what the mail server answered; a refused mail is not sent again.</p>
+sign-in links, invitations, a webhook endpoint disabled) and what the mail server answered; a refused mail is not
+sent again.</p>
 ${
   lines.length
     ? html`<div class="table-wrap"><table><thead><tr><th>Time</th><th>To</th><th>Mail</th><th>Outcome</th>

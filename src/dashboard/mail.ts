@@ -1,11 +1,13 @@
 import type { EventData } from '../events/catalogue.js'
+import type { DisabledEndpoint } from '../events/deliveries.js'
 import { type MailMessage, mailLink } from '../events/mail-outbox.js'
 import { mailIsOn } from '../ops/config.js'
 import { html, type Value } from './html.js'
 import type { DashboardDeps } from './page.js'
 
 // What the service's mails say: a new lead (every field, as plain text and as simple HTML where every value is
-// escaped by html.ts, and a link to the lead in the dashboard), and a sign-in link or an invitation.
+// escaped by html.ts, and a link to the lead in the dashboard), a disabled webhook endpoint, and a sign-in link or an
+// invitation.
 
 type Lead = EventData<'lead.created'>
 
@@ -57,6 +59,24 @@ export const leadMail =
 </table><h3>Message</h3><p style="white-space:pre-wrap">${lead.message}</p>
 ${link ? html`<p><a href="${link}">Open it in the dashboard</a></p>` : ''}`
     return { subject: `New lead: ${oneLine(lead.name, 120)}`, text, html: page(body) }
+  }
+
+// The delivery worker disabled a webhook endpoint (a 410, or five days of failures): to the account's owners and
+// admins.
+export const disabledEndpointMail =
+  (dashboard: () => string | null) =>
+  (endpoint: DisabledEndpoint): MailMessage => {
+    const base = dashboard()
+    const link = base === null ? null : `${base.replace(/\/+$/, '')}/dashboard/webhooks/${endpoint.id}`
+    const what = 'A webhook endpoint of your Studio account was disabled, and receives no more events.'
+    const then = 'Enable it again on the dashboard once it answers; events made while it was disabled are not sent.'
+    const text = [what, '', `Endpoint: ${endpoint.url}`, `Why: ${endpoint.reason}`, '', then]
+    if (link) text.push(`Open it in the dashboard: ${link}`)
+    const row = (label: string, value: string) => html`<tr><th align="left">${label}</th><td>${value}</td></tr>`
+    const rows = [row('Endpoint', endpoint.url), row('Why', endpoint.reason)]
+    const body = html`<p>${what}</p><table cellpadding="4">${rows}</table><p>${then}</p>
+${link ? html`<p><a href="${link}">Open it in the dashboard</a></p>` : ''}`
+    return { subject: 'A webhook endpoint was disabled', text: `${text.join('\n')}\n`, html: page(body) }
   }
 
 export interface Invitation {

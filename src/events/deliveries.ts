@@ -1,3 +1,4 @@
+import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 import type { EndpointKind } from './endpoint-input.js'
 
@@ -56,8 +57,24 @@ export type Outcome =
   | { kind: 'failed' }
   | { kind: 'disable'; reason: string }
 
+export interface DisabledEndpoint {
+  id: string
+  accountId: string
+  url: string
+  reason: string
+  at: Date
+}
+// Run in the transaction that disables an endpoint (with mail on, its account's owners and admins are mailed).
+export type OnDisabled = (tx: postgres.TransactionSql, endpoint: DisabledEndpoint) => Promise<unknown>
+
 // Logs the attempt and moves the delivery (and its endpoint) on, if this process still holds the claim.
-export async function finishAttempt(sql: Sql, c: Claimed, attempt: Attempt, outcome: Outcome): Promise<void> {
+export async function finishAttempt(
+  sql: Sql,
+  c: Claimed,
+  attempt: Attempt,
+  outcome: Outcome,
+  onDisabled?: OnDisabled
+): Promise<void> {
   const state = outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'retry' ? 'pending' : 'failed'
   const nextAt = outcome.kind === 'retry' ? outcome.nextAt : attempt.at
   await sql.begin(async (tx) => {
@@ -75,9 +92,12 @@ export async function finishAttempt(sql: Sql, c: Claimed, attempt: Attempt, outc
     if (outcome.kind === 'delivered') {
       await tx`update webhook_endpoints set failing_since = null where id = ${c.endpointId}`
     } else if (outcome.kind === 'disable') {
-      await tx`update webhook_endpoints set disabled_reason = ${outcome.reason} where id = ${c.endpointId}`
+      const [w] = await tx<{ accountId: string; url: string }[]>`
+        update webhook_endpoints set disabled_reason = ${outcome.reason}
+        where id = ${c.endpointId} and disabled_reason is null returning account_id as "accountId", url`
       await tx`update webhook_deliveries set state = 'cancelled'
         where endpoint_id = ${c.endpointId} and state = 'pending'`
+      if (w && onDisabled) await onDisabled(tx, { id: c.endpointId, ...w, reason: outcome.reason, at: attempt.at })
     } else {
       await tx`update webhook_endpoints set failing_since = coalesce(failing_since, ${attempt.at})
         where id = ${c.endpointId}`

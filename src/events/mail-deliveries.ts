@@ -6,7 +6,7 @@ import type { MailMessage } from './mail-outbox.js'
 
 export interface ClaimedMail {
   id: string
-  kind: 'lead' | 'signin' | 'invite'
+  kind: 'lead' | 'signin' | 'invite' | 'endpoint'
   recipient: string
   // A lead mail's event (its envelope), or the message a link mail carries.
   eventBody: string | null

@@ -1,6 +1,8 @@
 import type postgres from 'postgres'
 import { leadMailRecipients } from '../accounts/lead-mail.js'
+import { ownersAndAdmins } from '../accounts/team.js'
 import type { OnLink } from '../accounts/signin-links.js'
+import type { DisabledEndpoint, OnDisabled } from './deliveries.js'
 import { WAKE_CHANNEL } from './outbox.js'
 
 // The mail side of the outbox: mail deliveries written in the caller's transaction, woken like webhook deliveries.
@@ -48,4 +50,20 @@ export const mailLink =
         returning 1
       )
       select pg_notify(${WAKE_CHANNEL}, '') from queued`
+  }
+
+export type RenderEndpointMail = (endpoint: DisabledEndpoint) => MailMessage
+
+// A mail to each owner and admin of the account whose endpoint the delivery worker disabled, written in the
+// transaction that disables it; the worker's mail lane finds it at its next round.
+export const mailDisabledEndpoint =
+  (render: RenderEndpointMail): OnDisabled =>
+  async (tx, endpoint) => {
+    const to = await ownersAndAdmins(tx, endpoint.accountId)
+    if (!to.length) return
+    const message = tx.json({ ...render(endpoint) })
+    await tx`
+      insert into mail_deliveries (account_id, user_id, kind, recipient, message, next_at, created_at)
+      select ${endpoint.accountId}, r.user_id, 'endpoint', r.email, ${message}, ${endpoint.at}, ${endpoint.at}
+      from unnest(${to.map((r) => r.userId)}::uuid[], ${to.map((r) => r.email)}::text[]) as r(user_id, email)`
   }

@@ -6,6 +6,7 @@ import { version } from '../ops/version.js'
 import type { Database } from '../storage/db.js'
 import { createWebhookDispatcher } from './dispatcher.js'
 import { mailLane, type RenderLeadMail } from './mail-lane.js'
+import { mailDisabledEndpoint, type RenderEndpointMail } from './mail-outbox.js'
 import type { Mailer } from './mailer.js'
 import { startDeliveryWorker, type WorkerOptions } from './worker.js'
 
@@ -15,8 +16,9 @@ export interface WebhooksDeps {
   log: Logger
   metrics: Metrics
   clock: () => number
-  // With mail on: the mailer, and how a lead's mail reads (the dashboard's, which knows its links).
-  mail?: { mailer: Mailer; renderLead: RenderLeadMail }
+  // With mail on: the mailer, and how a lead's mail and a disabled endpoint's read (the dashboard's: it knows the
+  // links).
+  mail?: { mailer: Mailer; renderLead: RenderLeadMail; renderDisabled: RenderEndpointMail }
   // Tests: a dispatcher of their own, a fixed random, a shorter poll.
   options?: Partial<Pick<WorkerOptions, 'dispatcher' | 'random' | 'pollMs' | 'concurrency'>>
 }
@@ -55,6 +57,7 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
     timeoutMs: config.STUDIO_WEBHOOKS_TIMEOUT_MS,
     userAgent: `Studio-Webhooks/${version}`,
     onOutcome,
+    onDisabled: mail && mailDisabledEndpoint(mail.renderDisabled),
     lanes: mail
       ? [
           mailLane({

@@ -9,6 +9,7 @@ import {
   type Delivered,
   finishAttempt,
   finishDelivered,
+  type OnDisabled,
   prune,
   releaseClaims,
 } from './deliveries.js'
@@ -36,6 +37,8 @@ export interface WorkerOptions {
   concurrency?: number
   // Other kinds of delivery run by this worker (mail), woken and stopped with it.
   lanes?: LaneSpec<unknown>[]
+  // What else happens when an endpoint is disabled (mail on: its owners are told).
+  onDisabled?: OnDisabled
 }
 
 export interface DeliveryWorker {
@@ -100,7 +103,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     const outcome = outcomeOf(c, result, at.getTime(), random)
     const attempt = { ...result, at }
     if (outcome.kind === 'delivered') await writeDelivered({ claim: c, attempt })
-    else await finishAttempt(sql, c, attempt, outcome)
+    else await finishAttempt(sql, c, attempt, outcome, o.onDisabled)
     o.onOutcome?.(outcome.kind)
     log.debug('webhook attempt', {
       event: c.eventId,
