@@ -6,7 +6,7 @@ import { passwordMatches, setPassword } from '../accounts/users.js'
 import { ApiError } from '../http/errors.js'
 import { mailIsOn } from '../ops/config.js'
 import { html } from './html.js'
-import { csrfField, notice, page } from './layout.js'
+import { csrfField, errorBanner, notice, page } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 // The user's choice of a mail per new lead (saved even while the server sends no mail).
@@ -37,7 +37,7 @@ async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) 
 <p class="lead">Plans are set by the operator of this service (<code>studio plan set</code>).</p></div>
 ${await emailCard(deps, ctx)}
 <div class="card"><h2>Change password</h2>
-${problem ? html`<div class="notice error" role="alert">${problem}</div>` : ''}
+${problem ? errorBanner(problem) : ''}
 <form method="post" action="/dashboard/account/password">${csrfField(v)}
 <input type="text" name="username" autocomplete="username" value="${v.email}" hidden>
 <div class="field"><label for="current">Current password</label>

@@ -4,7 +4,7 @@ import { recordKeyChanges } from '../events/key-events.js'
 import { ApiError } from '../http/errors.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
-import { canManage, csrfField, empty, notice, page, secretBox, when, type Viewer } from './layout.js'
+import { canManage, csrfField, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 const EXPIRIES: [string, string][] = [
@@ -69,14 +69,6 @@ placeholder="production server"></div>
 <select id="expires" name="expires">${options(EXPIRIES)}</select></div>
 <div class="field"><button>Create key</button></div></form></div>`
 
-const shownOnce = (
-  title: string,
-  key: string,
-  before: Html | string = ''
-) => html`<div class="notice warn" role="alert">
-<strong>${title}</strong> ${before} Copy it now: it is shown this once and never again.
-${secretBox('new-key', key)}</div>`
-
 async function keysPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
   const v = ctx.user
   const keys = await keysOf(deps.sql, v)
@@ -108,7 +100,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
         const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt }
         const k = await createKey(sql, input, recordKeyChanges(u.email))
         // Answered directly, not redirected: the key is never stored, so it can be shown only in this response.
-        return keysPage(deps, ctx, shownOnce(`Key “${name}” created.`, k.key))
+        return keysPage(deps, ctx, shownOnce('new-key', `Key “${name}” created.`, k.key))
       },
     },
     {
@@ -125,7 +117,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
           k.oldExpiresAt > k.now
             ? `The old key works until ${when(k.oldExpiresAt)} UTC.`
             : 'The old key no longer works.'
-        return keysPage(deps, ctx, shownOnce('Key rotated.', k.key, until))
+        return keysPage(deps, ctx, shownOnce('new-key', 'Key rotated.', k.key, until))
       },
     },
     {

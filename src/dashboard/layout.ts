@@ -80,6 +80,16 @@ export const notice = (done: string | null) => {
 export const secretBox = (id: string, value: string) => html`<div class="secret"><code id="${id}">${value}</code>
 <button type="button" class="secondary small" data-copy="${id}" hidden>Copy</button></div>`
 
+// A secret in the one response that made it (a new key, a webhook signing secret), in the box `id`; `note` says more
+// (how long the old one still works).
+export const shownOnce = (id: string, title: string, secret: string, note: Value = '') =>
+  html`<div class="notice warn" role="alert">
+<strong>${title}</strong> ${note} Copy it now: it is shown this once and never again.
+${secretBox(id, secret)}</div>`
+
+// What was wrong with the form just sent, above it.
+export const errorBanner = (message: Value) => html`<div class="notice error" role="alert">${message}</div>`
+
 // A UTC time to the minute (to the second with `seconds`).
 export const when = (d: Date | null | undefined, seconds = false) =>
   d

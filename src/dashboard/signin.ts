@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js'
 import { mailIsOn } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
-import { bare, notice } from './layout.js'
+import { bare, errorBanner, notice } from './layout.js'
 import { linkMailer } from './mail.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
@@ -37,7 +37,7 @@ const signinForm = (mail: boolean, message?: string, email = '', done: string | 
   bare(
     'Sign in',
     html`<div class="card"><h1>Sign in</h1><p class="lead">to your Studio dashboard</p>${notice(done)}
-${message ? html`<div class="notice error" role="alert">${message}</div>` : ''}
+${message ? errorBanner(message) : ''}
 <form method="post" action="/dashboard/signin">
 <div class="field"><label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${email}"></div>
@@ -56,7 +56,7 @@ const passwordForm = (path: string, email: string, message?: string): Html =>
   bare(
     'Choose a password',
     html`<div class="card"><h1>Choose a password</h1><p class="lead">for ${email}</p>
-${message ? html`<div class="notice error" role="alert">${message}</div>` : ''}
+${message ? errorBanner(message) : ''}
 <form method="post" action="${path}">
 <input type="text" name="username" autocomplete="username" value="${email}" hidden>
 <div class="field"><label for="password">New password (at least ${MIN_PASSWORD} characters)</label>

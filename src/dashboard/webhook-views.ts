@@ -2,7 +2,7 @@ import { SUBSCRIBABLE_TYPES } from '../events/catalogue.js'
 import type { LoggedEvent, LogPage } from '../events/delivery-log.js'
 import type { Endpoint } from '../events/endpoints.js'
 import { html, type Html } from './html.js'
-import { csrfField, empty, secretBox, when, type Viewer } from './layout.js'
+import { csrfField, empty, when, type Viewer } from './layout.js'
 
 // The Webhooks section's markup: the add form, the endpoints table, one endpoint's actions and its delivery log.
 
@@ -85,13 +85,6 @@ ${e.description ? html`<div class="muted">${e.description}</div>` : ''}</td><td>
   return html`<div class="table-wrap"><table><thead><tr><th>URL</th><th>Events</th><th>State</th>
 <th>Last delivery</th><th>Added</th></tr></thead><tbody>${rows}</tbody></table></div>`
 }
-
-// A signing secret, shown in the one response that made it.
-export const secretBanner = (title: string, secret: string, after = '') => html`<div class="notice warn" role="alert">
-<strong>${title}</strong> Copy it now: it is shown this once and never again. ${after}
-${secretBox('new-secret', secret)}</div>`
-
-export const errorBanner = (message: string) => html`<div class="notice error" role="alert">${message}</div>`
 
 const button = (v: Viewer, e: Endpoint, action: string, label: string, kind = 'secondary') => html`<form
 class="inline" method="post" action="/dashboard/webhooks/${e.id}/${action}">${csrfField(v)}

@@ -14,19 +14,10 @@ import { resend, sendTest } from '../events/manual.js'
 import { ApiError } from '../http/errors.js'
 import { mailIsOn } from '../ops/config.js'
 import { html, type Html } from './html.js'
-import { csrfField, notice, page, when } from './layout.js'
+import { csrfField, errorBanner, notice, page, shownOnce, when } from './layout.js'
 import { mailLogCard } from './mail-log.js'
 import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
-import {
-  type AddValues,
-  addForm,
-  deliveryLog,
-  endpointCard,
-  endpointsTable,
-  errorBanner,
-  NO_VALUES,
-  secretBanner,
-} from './webhook-views.js'
+import { type AddValues, addForm, deliveryLog, endpointCard, endpointsTable, NO_VALUES } from './webhook-views.js'
 
 // The Webhooks section (owners and admins): an account's endpoints, each with its actions and delivery log. Every
 // change goes through src/events/, as the CLI's does.
@@ -87,7 +78,7 @@ async function add(deps: DashboardDeps, ctx: PageCtx) {
     if (values.events?.length === 0) throw new ApiError('invalid_request', 'pick at least one event type, or all')
     const made = await addEndpoint(deps.sql, input, deps.config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
     // Answered directly, not redirected: this response is the only place the secret is ever shown.
-    const shown = secretBanner('Endpoint added. Its signing secret:', made.secret)
+    const shown = shownOnce('new-secret', 'Endpoint added. Its signing secret:', made.secret)
     return listPage(deps, ctx, shown)
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== 'invalid_request') throw e
@@ -130,7 +121,7 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
       const secret = await rotateSecret(sql, e.id, at)
       if (!secret) throw new ApiError('not_found', 'The endpoint is gone.')
       const until = `The old secret also signs until ${when(new Date(at.getTime() + ROTATION_OVERLAP_MS))} UTC.`
-      return endpointPage(deps, ctx, secretBanner('Secret rotated. The new signing secret:', secret, until))
+      return endpointPage(deps, ctx, shownOnce('new-secret', 'Secret rotated.', secret, until))
     }),
     post('disable', async (ctx, e) => {
       await disableEndpoint(sql, e.id, `disabled by hand by ${ctx.user.email}`)
