@@ -15,11 +15,7 @@ export async function setLeadMailChoice(sql: Sql, userId: string, on: boolean): 
   await sql`update users set lead_mail = ${on} where id = ${userId}`
 }
 
-export interface Recipient {
-  userId: string
-  email: string
-}
-
-// The users of the account who want a mail per lead, read in the caller's transaction (the lead's).
-export const leadMailRecipients = (tx: postgres.ISql, accountId: string) => tx<Recipient[]>`
-  select id as "userId", email from users where account_id = ${accountId} and ${chosen(tx)} order by created_at, id`
+// The users of the account who want a mail per lead, as a fragment (user_id, email) for the statement that queues
+// their mails in the lead's transaction (events/mail-outbox.ts).
+export const leadMailRecipients = (sql: postgres.ISql, accountId: string) => sql`
+  select id as user_id, email from users where account_id = ${accountId} and ${chosen(sql)} order by created_at, id`

@@ -18,12 +18,13 @@ export const listMembers = (sql: Sql, accountId: string) => sql<Member[]>`
 
 export class TeamError extends Error {}
 
-// A new user of the account, or the same user again when the email is already one of its users.
-// The account's owners and admins (who steer its webhooks), read in the caller's transaction.
-export const ownersAndAdmins = (tx: postgres.ISql, accountId: string) => tx<{ userId: string; email: string }[]>`
-  select id as "userId", email from users where account_id = ${accountId} and role in ('owner', 'admin')
+// The account's owners and admins (who steer its webhooks), as a fragment (user_id, email) for the statement that
+// queues their mails (events/mail-outbox.ts).
+export const ownersAndAdmins = (sql: postgres.ISql, accountId: string) => sql`
+  select id as user_id, email from users where account_id = ${accountId} and role in ('owner', 'admin')
   order by created_at, id`
 
+// A new user of the account, or the same user again when the email is already one of its users.
 export async function inviteMember(sql: Sql, accountId: string, email: string, role: string): Promise<string> {
   return sql.begin(async (tx) => {
     const [existing] = await tx<{ id: string; account_id: string }[]>`

@@ -24,7 +24,7 @@ export const storeLeadWithEvent =
       const data = { ...lead, id: stored.id, createdAt: stored.createdAt.toISOString(), keyPrefix: owner.prefix }
       const event = { type: 'lead.created' as const, data }
       const recorded = await recordEvent(tx, owner.accountId, event, stored.createdAt, { notify })
-      const mails = mail ? await queueLeadMails(tx, owner.accountId, recorded.id, stored.createdAt, { notify }) : 0
+      const mails = mail ? await queueLeadMails(tx, owner.accountId, recorded.id, stored.createdAt) : 0
       return { stored, deliveries: recorded.deliveries + mails }
     })
     if (deliveries) wake?.()

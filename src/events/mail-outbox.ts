@@ -13,27 +13,27 @@ export interface MailMessage {
   html: string
 }
 
-// One lead mail per user of the account who wants one, in the lead's transaction; each is made from the event when
-// it is sent. Returns how many; `notify: false` leaves the waking to the caller, as for the lead's event (outbox.ts).
-export async function queueLeadMails(
+// One mail delivery per recipient the fragment selects (`user_id`, `email`: `accounts/` names them), in one
+// statement of the caller's transaction. Returns how many; the caller wakes the worker (or it finds them at its next
+// round).
+async function queueMails(
   tx: postgres.ISql,
-  accountId: string,
-  eventId: string,
-  at: Date,
-  { notify = true }: { notify?: boolean } = {}
+  recipients: postgres.PendingQuery<postgres.Row[]>,
+  m: { accountId: string; kind: 'lead' | 'endpoint'; eventId?: string; message?: MailMessage; at: Date }
 ): Promise<number> {
-  const to = await leadMailRecipients(tx, accountId)
-  if (!to.length) return 0
-  await tx`
-    with queued as (
-      insert into mail_deliveries (account_id, user_id, kind, recipient, event_id, next_at, created_at)
-      select ${accountId}, r.user_id, 'lead', r.email, ${eventId}, ${at}, ${at}
-      from unnest(${to.map((r) => r.userId)}::uuid[], ${to.map((r) => r.email)}::text[]) as r(user_id, email)
-      returning 1
-    )
-    select ${notify ? tx`pg_notify(${WAKE_CHANNEL}, '')` : tx`1`} from queued limit 1`
-  return to.length
+  const message = m.message ? tx.json({ ...m.message }) : null
+  const queued = await tx`
+    insert into mail_deliveries (account_id, user_id, kind, recipient, event_id, message, next_at, created_at)
+    select ${m.accountId}, r.user_id, ${m.kind}, r.email, ${m.eventId ?? null}, ${message}, ${m.at}, ${m.at}
+    from (${recipients}) r
+    returning 1`
+  return queued.length
 }
+
+// One lead mail per user of the account who wants one, in the lead's transaction; each is made from the event when
+// it is sent. Returns how many; the waking is left to the caller, as for the lead's event (outbox.ts).
+export const queueLeadMails = (tx: postgres.ISql, accountId: string, eventId: string, at: Date) =>
+  queueMails(tx, leadMailRecipients(tx, accountId), { accountId, kind: 'lead', eventId, at })
 
 // A sign-in link's mail (an invitation's, `kind` 'invite'), written in the link's transaction: `accounts/` calls this
 // back with each new link, and `message` says it. The message (the link: a secret) is wiped once the mail is sent,
@@ -59,11 +59,6 @@ export type RenderEndpointMail = (endpoint: DisabledEndpoint) => MailMessage
 export const mailDisabledEndpoint =
   (render: RenderEndpointMail): OnDisabled =>
   async (tx, endpoint) => {
-    const to = await ownersAndAdmins(tx, endpoint.accountId)
-    if (!to.length) return
-    const message = tx.json({ ...render(endpoint) })
-    await tx`
-      insert into mail_deliveries (account_id, user_id, kind, recipient, message, next_at, created_at)
-      select ${endpoint.accountId}, r.user_id, 'endpoint', r.email, ${message}, ${endpoint.at}, ${endpoint.at}
-      from unnest(${to.map((r) => r.userId)}::uuid[], ${to.map((r) => r.email)}::text[]) as r(user_id, email)`
+    const { accountId, at } = endpoint
+    await queueMails(tx, ownersAndAdmins(tx, accountId), { accountId, kind: 'endpoint', message: render(endpoint), at })
   }
