@@ -32,7 +32,7 @@ export class AccountQuota implements TicketOwner {
   private refill = false
   private generation = 0
   private reading = 0
-  private batches = new Set<Promise<unknown>>()
+  private batches = new Map<Batch, Promise<unknown>>()
 
   constructor(
     readonly accountId: string,
@@ -110,21 +110,21 @@ export class AccountQuota implements TicketOwner {
     this.pump(true)
   }
 
-  // `read` of the store, made consistent with what this process holds ahead: it waits for the batches under way and,
-  // until it ends, asks the store for nothing more to hold ahead and gives none of it back to the store.
+  // Units the store counts for this process that no call under way has: held ahead, given back but not yet sent, and
+  // spends of answers withheld after all, not yet taken back.
+  aheadInStore = () => this.free + this.giveBacks + this.unspends
+
+  // `read` of the store, made consistent with aheadInStore: it waits for the batches under way and, until it ends,
+  // asks the store for nothing more to hold ahead and sends none of it back (a late batch is not waited for).
   async consistently<T>(read: () => Promise<T>): Promise<T> {
     this.reading++
     try {
-      await Promise.all(this.batches)
+      await Promise.all(this.batches.values())
       return await read()
     } finally {
       this.reading--
+      this.pump()
     }
-  }
-
-  // Gives back what is held ahead once the account's calls have stopped, unless a read is under way (next tick).
-  returnIdle() {
-    if (!this.reading) this.returnFree()
   }
 
   // Nothing left to do, nothing under way: the engine may forget the account.
@@ -135,7 +135,10 @@ export class AccountQuota implements TicketOwner {
   private target = () => (this.retired ? 0 : this.rate.target(this.knowledge.known(), this.deps.monotonic()))
   private wanted = () => (this.reading ? 0 : Math.max(0, this.target() - this.free - this.asked))
   private pendingWork = (withFar: boolean) =>
-    this.waiting.length || this.strict.length || this.giveBacks || this.unspends || this.refill || (withFar && this.far)
+    this.waiting.length ||
+    this.strict.length ||
+    (!this.reading && (this.giveBacks || this.unspends || this.refill)) ||
+    (withFar && this.far)
 
   private pump(withFar = false) {
     while (this.inFlight < BATCHES_IN_FLIGHT && this.pendingWork(withFar)) {
@@ -148,19 +151,21 @@ export class AccountQuota implements TicketOwner {
     const tickets = this.waiting.splice(0)
     const strict = this.strict.splice(0)
     const extra = this.refill || tickets.length ? this.wanted() : 0
+    const back = this.reading ? 0 : this.giveBacks
+    const unspend = this.reading ? 0 : this.unspends
     const change: Change = {
-      unspend: this.unspends,
-      giveBack: this.giveBacks + this.unspends,
+      unspend,
+      giveBack: back + unspend,
       spend: this.far + strict.length,
       reserve: tickets.length + extra,
     }
-    const givers = this.givers.splice(0)
+    const givers = this.reading ? [] : this.givers.splice(0)
     const generation = this.generation
     const batch: Batch = { change, tickets, strict, givers, far: this.far, extra, late: false, generation }
     this.far = 0
-    this.giveBacks = 0
-    this.unspends = 0
-    this.refill = false
+    this.giveBacks -= back
+    this.unspends -= unspend
+    if (!this.reading) this.refill = false
     this.asked += extra
     this.inFlight++
     const timer = this.deps.timeoutMs ? setTimeout(() => this.overdue(batch), this.deps.timeoutMs) : undefined
@@ -175,8 +180,8 @@ export class AccountQuota implements TicketOwner {
       }
     )
     this.deps.track(result)
-    this.batches.add(result)
-    void result.finally(() => this.batches.delete(result))
+    this.batches.set(batch, result)
+    void result.finally(() => this.batches.delete(batch))
   }
 
   // The database has not answered in time: the batch's calls are answered 503 now; what it did, when it answers,
@@ -184,6 +189,7 @@ export class AccountQuota implements TicketOwner {
   private overdue(batch: Batch) {
     batch.late = true
     this.inFlight--
+    this.batches.delete(batch)
     const e = this.deps.deadlineError()
     for (const t of batch.tickets) t.refuse(e)
     for (const s of batch.strict) {

@@ -94,7 +94,7 @@ export class Quota {
     for (const aq of [...this.accounts.values(), ...this.retired]) {
       aq.flush()
       const quiet = now - aq.rate.lastAt
-      if (quiet >= IDLE_MS) aq.returnIdle()
+      if (quiet >= IDLE_MS) aq.returnFree()
       if (aq.idle() && (aq.retired || quiet >= FORGET_MS)) {
         if (this.accounts.get(aq.accountId) === aq) this.accounts.delete(aq.accountId)
         this.retired.delete(aq)
@@ -109,7 +109,7 @@ export class Quota {
   }
 
   // The month's units of the account as its callers see them: spent and held by every live process (the calls
-  // under way), less what this process holds ahead for calls to come (held both before and after the read).
+  // under way), less what the store counts for this process that no call has (both before and after the read).
   async used(accountId: string): Promise<number> {
     const { month } = this.month()
     const aq = this.accounts.get(accountId)
@@ -118,9 +118,9 @@ export class Quota {
       return used + held
     }
     return aq.consistently(async () => {
-      const aheadBefore = aq.free
+      const before = aq.aheadInStore()
       const { used, held } = await this.deps.store.read(accountId, month)
-      return Math.max(0, used + held - Math.min(aheadBefore, aq.free))
+      return Math.max(0, used + held - Math.min(before, aq.aheadInStore()))
     })
   }
 

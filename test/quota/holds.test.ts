@@ -174,43 +174,69 @@ t.test('GET /me leaves out what its process holds ahead', async (t) => {
   t.equal(me.quota.used, 150, 'the caller sees its calls, whatever its process holds ahead')
 })
 
-t.test('a read of the units used waits for batches under way; no hold goes back while it reads', async (t) => {
-  const { account, quota, clock } = await setup(t)
-  let readDone = () => {}
-  let release = () => {}
+t.test('a hold given back during a read is sent once the read ends, and left out of it', async (t) => {
+  const { account, counts, quota, clock } = await setup(t)
+  const reads: (() => void)[] = []
   const q = await quota((store) => ({
     ...store,
     async read(accountId, month) {
       const counted = await store.read(accountId, month)
-      readDone()
-      await new Promise<void>((ok) => {
-        release = ok
-      })
+      await new Promise<void>((ok) => reads.push(ok))
       return counted
     },
   }))
   const acc = await account('ENTERPRISE')
   t.equal(await busy(q, clock, acc, 300, 300), 300)
-  t.ok(q.held(acc) > 0, 'units held ahead')
-  const read = new Promise<void>((ok) => {
-    readDone = ok
-  })
   const used = q.used(acc)
-  await read
+  await eventually(() => reads.length === 1, { what: 'the read' })
+  const held = q.held(acc)
+  t.ok(held > 0, 'units held ahead, the batches under way answered')
   clock.now += IDLE_MS
   q.tick()
-  t.ok(q.held(acc) > 0, 'the calls stopped during the read: the hold is still held')
-  release()
-  t.equal(await used, 300, 'what was held ahead during the read is left out')
-  q.tick()
-  t.equal(q.held(acc), 0, 'given back at the next tick')
+  t.equal(q.held(acc), 0, 'the calls stopped during the read: the process gives its hold back')
+  await eventually(async () => (await counts(acc)).used === 300, { what: 'the spends of the answers' })
+  t.same(await counts(acc), { used: 300, held }, 'but the store keeps it until the read ends')
+  reads[0]()
+  t.equal(await used, 300, 'what was held ahead is left out')
+  await eventually(async () => (await counts(acc)).held === 0, { what: 'the hold back in the store' })
   const again = q.used(acc)
-  await eventually(
-    async () => {
-      release()
-      return Promise.race([again.then(() => true), new Promise<boolean>((ok) => setImmediate(() => ok(false)))])
-    },
-    { what: 'the second read' }
-  )
+  await eventually(() => reads.length === 2, { what: 'the second read' })
+  reads[1]()
   t.equal(await again, 300, 'and read again once it is given back')
+})
+
+t.test('a read waits for the batches under way, and leaves out a give-back queued behind them', async (t) => {
+  const { account, counts, quota, clock } = await setup(t)
+  const gated: (() => void)[] = []
+  let gate = false
+  const q = await quota((store) => ({
+    ...store,
+    async apply(accountId, month, change) {
+      if (gate) await new Promise<void>((ok) => gated.push(ok))
+      return store.apply(accountId, month, change)
+    },
+  }))
+  const acc = await account('ENTERPRISE')
+  t.equal(await busy(q, clock, acc, 300, 300), 300)
+  t.equal(await q.used(acc), 300)
+  t.equal(await q.used(acc), 300, 'nothing under way (the first read held a refill back until it ended)')
+  gate = true
+  for (const _ of [1, 2]) {
+    await q.ticket(acc, () => {}).spend()
+    q.tick()
+  }
+  t.equal(gated.length, 2, 'two batches under way, each with the spend of one answer')
+  const held = q.held(acc)
+  t.ok(held > 0, 'units held ahead')
+  clock.now += IDLE_MS
+  q.tick()
+  t.equal(q.held(acc), 0, 'the calls stopped: the hold is given back, behind the batches under way')
+  const used = q.used(acc)
+  gated[0]()
+  gated[1]()
+  t.equal(await used, 302, 'the read counts the calls, not what goes back')
+  gate = false
+  for (const ok of gated) ok()
+  await eventually(async () => (await counts(acc)).held === 0, { what: 'the hold back in the store' })
+  t.same(await counts(acc), { used: 302, held: 0 })
 })
