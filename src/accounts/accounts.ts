@@ -129,15 +129,18 @@ export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   left join users c on c.id = k.created_by
   ${scope ? inScope(sql, scope) : sql`order by k.created_at, k.prefix`}`
 
+// The key is revoked once: of revokes waiting on its row, only the one that revoked it records the change.
 export async function revokeKey(sql: Sql, prefix: string, onChange = unrecorded): Promise<boolean> {
   return sql.begin(async (tx) => {
-    const rows = await tx<{ account_id: string; name: string | null; was: Date | null }[]>`
-      update api_keys k set revoked_at = coalesce(k.revoked_at, now()), updated_at = clock_timestamp()
-      from api_keys old where k.prefix = ${prefix} and old.prefix = k.prefix
-      returning k.account_id, k.name, old.revoked_at as was`
-    if (rows.length !== 1) return false
-    const [k] = rows
-    if (!k.was) await onChange(tx, { type: 'key.revoked', accountId: k.account_id, prefix, name: k.name })
+    const [k] = await tx<{ account_id: string; name: string | null; revoked: boolean }[]>`
+      with revoked as (
+        update api_keys set revoked_at = now(), updated_at = clock_timestamp()
+        where prefix = ${prefix} and revoked_at is null returning account_id, name)
+      select account_id, name, true as revoked from revoked
+      union all
+      select account_id, name, false from api_keys where prefix = ${prefix} and not exists (select from revoked)`
+    if (!k) return false
+    if (k.revoked) await onChange(tx, { type: 'key.revoked', accountId: k.account_id, prefix, name: k.name })
     return true
   })
 }

@@ -70,3 +70,33 @@ t.test('key.* events are delivered to an endpoint as the document describes them
     ]
   )
 })
+
+const skip = process.env.DATABASE_URL ? false : 'needs DATABASE_URL (a row lock held from a second connection)'
+
+t.test('revokes waiting on one key make one key.revoked between them', { skip }, async (t) => {
+  const who = recordKeyChanges('racing@example.com')
+  const k = await createKey(sql, { email: 'racing@example.com', keyName: 'raced' }, who)
+  let release = () => {}
+  const held = new Promise<void>((ok) => {
+    release = ok
+  })
+  const locking = sql.begin(async (tx) => {
+    await tx`select 1 from api_keys where prefix = ${k.prefix} for update`
+    await held
+  })
+  const revokes = Array.from({ length: 4 }, () => revokeKey(sql, k.prefix, who))
+  await eventually(
+    async () => {
+      const [{ n }] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_locks l join pg_stat_activity a using (pid)
+        where not l.granted and a.datname = current_database()`
+      return n >= 4
+    },
+    { what: 'four revokes waiting on the row' }
+  )
+  release()
+  await locking
+  t.same(await Promise.all(revokes), [true, true, true, true])
+  const revoked = (await events()).filter((e) => e.type === 'key.revoked' && e.data.prefix === k.prefix)
+  t.equal(revoked.length, 1, 'one event')
+})
