@@ -67,15 +67,16 @@ export interface DisabledEndpoint {
 // Run in the transaction that disables an endpoint (with mail on, its account's owners and admins are mailed).
 export type OnDisabled = (tx: postgres.TransactionSql, endpoint: DisabledEndpoint) => Promise<unknown>
 
-// Logs the attempt and moves the delivery (and its endpoint) on, if this process still holds the claim.
+// Logs a failed attempt and moves the delivery (and its endpoint) on, if this process still holds the claim.
+// Successes go through finishDelivered, many at once.
 export async function finishAttempt(
   sql: Sql,
   c: Claimed,
   attempt: Attempt,
-  outcome: Outcome,
+  outcome: Exclude<Outcome, { kind: 'delivered' }>,
   onDisabled?: OnDisabled
 ): Promise<void> {
-  const state = outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'retry' ? 'pending' : 'failed'
+  const state = outcome.kind === 'retry' ? 'pending' : 'failed'
   const nextAt = outcome.kind === 'retry' ? outcome.nextAt : attempt.at
   await sql.begin(async (tx) => {
     const held = await tx`
@@ -89,9 +90,7 @@ export async function finishAttempt(
       insert into webhook_attempts (event_id, endpoint_id, at, status, duration_ms, answer)
       values (${c.eventId}, ${c.endpointId}, ${attempt.at}, ${attempt.status}, ${attempt.durationMs},
               ${attempt.answer})`
-    if (outcome.kind === 'delivered') {
-      await tx`update webhook_endpoints set failing_since = null where id = ${c.endpointId}`
-    } else if (outcome.kind === 'disable') {
+    if (outcome.kind === 'disable') {
       const [w] = await tx<{ accountId: string; url: string }[]>`
         update webhook_endpoints set disabled_reason = ${outcome.reason}
         where id = ${c.endpointId} and disabled_reason is null returning account_id as "accountId", url`
