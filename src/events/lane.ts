@@ -2,7 +2,6 @@
 // runs each, and gives back the claims of jobs it was running when it is drained (a process stopping).
 
 export interface LaneSpec<J> {
-  name: string
   concurrency: number
   claim(now: Date, limit: number): Promise<J[]>
   run(job: J): Promise<void>
@@ -12,7 +11,6 @@ export interface LaneSpec<J> {
 }
 
 export interface Lane {
-  name: string
   // Claims what is due and starts it; true when it took all it could (more may be due).
   tick(now: Date): Promise<boolean>
   prune(now: Date): Promise<unknown>
@@ -23,7 +21,6 @@ export interface Lane {
 export function createLane<J>(spec: LaneSpec<J>, onDone: () => void): Lane {
   const inFlight = new Map<J, Promise<void>>()
   return {
-    name: spec.name,
     async tick(now) {
       const free = spec.concurrency - inFlight.size
       if (free <= 0) return false

@@ -65,7 +65,6 @@ export function mailLane(d: MailLaneDeps): LaneSpec<ClaimedMail> {
     else d.log.debug('mail attempt', line)
   }
   return {
-    name: 'mail',
     concurrency: CONCURRENCY,
     claim: (now, limit) => claimDueMails(d.sql, now, LEASE_MS, limit),
     run,

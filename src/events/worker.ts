@@ -114,7 +114,6 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
   }
 
   const webhooks: LaneSpec<Claimed> = {
-    name: 'webhook',
     concurrency,
     claim: (now, limit) => claimDue(sql, now, leaseMs, limit),
     run: deliver,
