@@ -7,7 +7,6 @@ import {
   enableEndpoint,
   listEndpoints,
   removeEndpoint,
-  ROTATION_OVERLAP_MS,
   rotateSecret,
 } from '../events/endpoints.js'
 import type { Sql } from '../storage/db.js'
@@ -88,12 +87,11 @@ export const webhookCommands: Command[] = [
     help: 'a new signing secret, alone on the last line; the old one also signs for 24 hours',
     run: ({ positionals, io, database }) =>
       database(async (sql) => {
-        const now = new Date()
-        const secret = await rotateSecret(sql, positionals[0], now)
-        if (!secret) throw new Error(`no webhook endpoint ${positionals[0]}`)
-        const until = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString()
-        io.out(`endpoint ${positionals[0]}: the old secret also signs until ${until}; the new one, shown once:`)
-        io.out(secret)
+        const rotated = await rotateSecret(sql, positionals[0], new Date())
+        if (!rotated) throw new Error(`no webhook endpoint ${positionals[0]}`)
+        const until = rotated.until.toISOString()
+        io.out(`endpoint ${positionals[0]}: the old secret keeps signing until ${until}; the new one, shown once:`)
+        io.out(rotated.secret)
       }),
   },
   onEndpoint('disable', 'stop sending to an endpoint (its pending deliveries are cancelled)', 'disabled', (sql, id) =>

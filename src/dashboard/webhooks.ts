@@ -7,7 +7,6 @@ import {
   enableEndpoint,
   listEndpoints,
   removeEndpoint,
-  ROTATION_OVERLAP_MS,
   rotateSecret,
 } from '../events/endpoints.js'
 import { resend, sendTest } from '../events/manual.js'
@@ -117,11 +116,10 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
       return done(e, 'webhook-resent')
     }),
     post('rotate', async (ctx, e) => {
-      const at = now()
-      const secret = await rotateSecret(sql, e.id, at)
-      if (!secret) throw new ApiError('not_found', 'The endpoint is gone.')
-      const until = `The old secret also signs until ${when(new Date(at.getTime() + ROTATION_OVERLAP_MS))} UTC.`
-      return endpointPage(deps, ctx, shownOnce('new-secret', 'Secret rotated.', secret, until))
+      const rotated = await rotateSecret(sql, e.id, now())
+      if (!rotated) throw new ApiError('not_found', 'The endpoint is gone.')
+      const until = `The old secret keeps signing until ${when(rotated.until)} UTC.`
+      return endpointPage(deps, ctx, shownOnce('new-secret', 'Secret rotated.', rotated.secret, until))
     }),
     post('disable', async (ctx, e) => {
       await disableEndpoint(sql, e.id, `disabled by hand by ${ctx.user.email}`)

@@ -18,7 +18,7 @@ export interface Endpoint {
 }
 
 // How long the old secret still signs after a rotation.
-export const ROTATION_OVERLAP_MS = 24 * 3_600_000
+const ROTATION_OVERLAP_MS = 24 * 3_600_000
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 // A new endpoint of the account; its secret is returned here and never shown again.
@@ -68,14 +68,15 @@ export async function enableEndpoint(sql: Sql, id: string): Promise<boolean> {
   return rows.length === 1
 }
 
-// A new secret; for the next 24 hours the old one signs too (both signatures in webhook-signature).
-export async function rotateSecret(sql: Sql, id: string, now: Date): Promise<string | null> {
+// A new secret, and when the old one stops signing: until then (24 hours) both sign (both signatures in
+// webhook-signature).
+export async function rotateSecret(sql: Sql, id: string, now: Date): Promise<{ secret: string; until: Date } | null> {
   if (!UUID.test(id)) return null
   const secret = newSecret()
-  const rows = await sql`
+  const [row] = await sql<{ until: Date }[]>`
     update webhook_endpoints
     set previous_secret = secret, secret = ${secret},
         previous_secret_until = ${new Date(now.getTime() + ROTATION_OVERLAP_MS)}
-    where id = ${id} returning id`
-  return rows.length === 1 ? secret : null
+    where id = ${id} returning previous_secret_until as until`
+  return row ? { secret, until: row.until } : null
 }

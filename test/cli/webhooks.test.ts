@@ -75,7 +75,7 @@ t.test('rotate prints the new secret alone on the last line; disable and enable 
   const id = /endpoint ([0-9a-f-]{36})/.exec(add.out[0])?.[1] as string
   const rotated = await cli(['webhooks', 'rotate', id])
   t.equal(rotated.code, 0, rotated.err.join('\n'))
-  t.match(rotated.out[0], /the old secret also signs until \d{4}-/)
+  t.match(rotated.out[0], /the old secret keeps signing until \d{4}-/)
   t.match(rotated.out.at(-1), /^whsec_/)
   t.not(rotated.out.at(-1), add.out.at(-1))
   const state = async () =>

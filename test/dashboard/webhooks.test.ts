@@ -91,6 +91,10 @@ t.test(
     const fresh = rotated.text.match(SECRET) ?? []
     t.equal(fresh.length, 1)
     t.not(fresh[0], secret)
+    const [{ until }] = await server.db.sql<{ until: Date }[]>`
+      select previous_secret_until as until from webhook_endpoints where id = ${id}`
+    const shown = until.toISOString().slice(0, 16).replace('T', ' ')
+    t.match(rotated.text, `The old secret keeps signing until ${shown} UTC.`)
     secrets.push(fresh[0] as string)
     t.notMatch((await owner.get(`${LIST}/${id}`)).text, SECRET)
     t.equal((await owner.submit(`${LIST}/${id}`, `${LIST}/${id}/disable`)).status, 303)

@@ -63,15 +63,17 @@ t.test('an event reaches the enabled endpoints that want its type, made after th
 t.test('a rotated secret: both sign for 24 h, then only the new one', async (t) => {
   const { id, secret: old } = await addEndpoint(sql, { accountId, url: 'http://127.0.0.1:9/r' }, true)
   const now = new Date()
-  const fresh = await rotateSecret(sql, id, now)
+  const rotated = await rotateSecret(sql, id, now)
+  const fresh = rotated?.secret as string
   t.match(fresh, /^whsec_/)
+  t.same(rotated?.until, new Date(now.getTime() + 24 * 3600_000), 'when the old secret stops signing')
   t.equal(await rotateSecret(sql, 'nope', now), null)
   await recordEvent(sql, accountId, keyEvent(), now)
   const [during] = await claimDue(sql, new Date(now.getTime() + 1000), 1000, 10)
   t.same(during.secrets, [fresh, old])
   const [after] = await claimDue(sql, new Date(now.getTime() + 25 * 3600_000), 1000, 10)
   t.same(after.secrets, [fresh])
-  t.ok(new Webhook(fresh as string))
+  t.ok(new Webhook(fresh))
 })
 
 function keyEvent() {
