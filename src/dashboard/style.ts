@@ -76,6 +76,7 @@ svg.chart{width:100%;height:auto;display:block}
 svg .bar{fill:var(--accent)}svg .track{fill:var(--code)}svg .axis{fill:var(--muted);font-size:11px}
 .auth{max-width:400px;margin:10vh auto;padding:0 16px}
 .auth .card{padding:26px}
+.auth form+.lead{margin-top:20px}
 .auth input{width:100%}
 @media (max-width:760px){.shell{flex-direction:column}
 .side{width:auto;border-right:0;border-bottom:1px solid var(--line);padding:12px;position:static;height:auto}

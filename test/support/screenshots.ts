@@ -7,13 +7,24 @@ import { testDatabase } from './database.js'
 import { eventually } from './eventually.js'
 import { receiver } from './receiver.js'
 import { startTestServer } from './server.js'
+import { smtpServer } from './smtp.js'
 
 const cleanups: (() => unknown)[] = []
 const t = { teardown: (fn: () => unknown) => cleanups.push(fn) }
 try {
   const dbEnv = await testDatabase(t)
-  // Private addresses allowed: the webhook endpoints are receivers on this machine.
-  const server = await startTestServer(t, { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { dbEnv })
+  // Private addresses allowed: the webhook endpoints are receivers on this machine. Mail on, to a local SMTP server:
+  // the sign-in page offers a mailed link and the Account page the lead-mail choice.
+  const smtp = await smtpServer(t)
+  const server = await startTestServer(
+    t,
+    {
+      STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true',
+      STUDIO_SMTP_URL: smtp.url,
+      STUDIO_MAIL_FROM: 'Studio <studio@example.com>',
+    },
+    { dbEnv }
+  )
   const env = { STUDIO_PUBLIC_URL: server.url }
   const link = await signinLink(dbEnv, env, [
     '--email',
@@ -88,6 +99,8 @@ try {
   mkdirSync('docs/screenshots', { recursive: true })
   const context = await openBrowser(t)
   const page = await context.newPage()
+  await page.goto(`${server.url}/dashboard/signin`)
+  await page.screenshot({ path: 'docs/screenshots/signin.png' })
   await page.goto(link)
   await page.screenshot({ path: 'docs/screenshots/signin-link.png' })
   await page.fill('#password', 'correct horse battery staple')
