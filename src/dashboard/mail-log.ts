@@ -3,7 +3,7 @@ import { html } from './html.js'
 import { empty, when } from './layout.js'
 
 // The account's email deliveries (Webhooks section): the latest attempts, so that owners see a refused or bounced
-// mail and why (the SMTP server's reply).
+// mail and why (the SMTP reply code, in our words: mailer.ts).
 
 const KINDS: Record<string, string> = {
   lead: 'new lead',

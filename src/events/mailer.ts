@@ -10,7 +10,7 @@ export interface Sent {
   result: 'delivered' | 'temporary' | 'permanent'
   // The server's reply code, null when there was none (no connection).
   code: number | null
-  // The first bytes of the server's reply, or why there was none. May name the recipient: never logged.
+  // What happened, in our words with the reply code (shown to the account's users in the dashboard).
   answer: string
 }
 
@@ -26,7 +26,6 @@ export interface Mailer {
   close(): void
 }
 
-const ANSWER_LIMIT = 200
 const TIMEOUT_MS = 30_000
 
 // smtp://user:pass@host:port → smtp://host:port.
@@ -37,12 +36,22 @@ const withoutCredentials = (url: string) => {
 
 const codeOf = (reply: string) => Number(/^\d{3}/.exec(reply)?.[0]) || null
 
+// The server's own words (and an error's message) can name its hosts and internal addresses, which the dashboard
+// would show the account's users: what is stored is our words, the reply code, or nodemailer's error code.
 function failure(e: NodemailerError): Sent {
   const code = e.responseCode ?? null
-  const answer = (e.response ?? `(${[e.code, e.message].filter(Boolean).join(': ')})`).slice(0, ANSWER_LIMIT)
   // A refused login is the operator's to fix, not the recipient's: retried until it works again.
-  const permanent = e.permanent === true && e.code !== 'EAUTH'
-  return { result: permanent ? 'permanent' : 'temporary', code, answer }
+  const login = e.code === 'EAUTH'
+  const permanent = e.permanent === true && !login
+  const what = login
+    ? 'login refused by the mail server'
+    : code === null
+      ? 'no answer from the mail server'
+      : permanent
+        ? 'refused by the mail server'
+        : 'refused for now by the mail server'
+  const why = code ?? (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) ? e.code : null)
+  return { result: permanent ? 'permanent' : 'temporary', code, answer: why ? `${what} (${why})` : what }
 }
 
 export async function createMailer(config: Pick<Config, 'STUDIO_SMTP_URL' | 'STUDIO_MAIL_FROM'>): Promise<Mailer> {
@@ -64,8 +73,8 @@ export async function createMailer(config: Pick<Config, 'STUDIO_SMTP_URL' | 'STU
     async send(mail) {
       try {
         const info = await transport.sendMail({ from, ...mail })
-        const answer = String(info.response ?? '')
-        return { result: 'delivered', code: codeOf(answer), answer: answer.slice(0, ANSWER_LIMIT) }
+        const code = codeOf(String(info.response ?? ''))
+        return { result: 'delivered', code, answer: `accepted by the mail server${code ? ` (${code})` : ''}` }
       } catch (e) {
         return failure(e as NodemailerError)
       }
