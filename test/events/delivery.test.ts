@@ -11,7 +11,8 @@ import { receiver } from '../support/receiver.js'
 // The delivery worker of a real server over a real database, posting to real receivers on port 0. The server's clock
 // is moved by the test (never slept on); random() = 0.5 takes the jitter out of the schedule.
 let offset = 0
-const clock = () => Date.now() + offset
+let frozen: number | null = null
+const clock = () => frozen ?? Date.now() + offset
 const s = await startTestServer(
   t,
   { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true', STUDIO_WEBHOOKS_TIMEOUT_MS: '500' },
@@ -59,12 +60,21 @@ t.test('an event arrives signed, complete and verifiable with standardwebhooks',
   t.equal((await listEndpoints(sql, e.accountId))[0].lastStatus, 200)
 })
 
-t.test('a receiver failing three times: retried on the schedule, the same webhook-id, then delivered', async (t) => {
+t.test('a receiver failing three times: retried on the schedule, not sooner, the same webhook-id', async (t) => {
   const r = await receiver(t, (_, res, n) => {
     res.statusCode = n <= 3 ? 500 : 200
     res.end(`answer ${n}`)
   })
   const e = await endpoint(r.url)
+  // Once a later event of another endpoint has arrived, the worker has polled at the frozen time.
+  const witness = await receiver(t)
+  const other = await endpoint(witness.url)
+  const polled = async () => {
+    const n = witness.got.length
+    await record(other.accountId, 'witness')
+    await eventually(() => witness.got.length > n, { what: 'a poll at the frozen time' })
+  }
+  frozen = Date.now() + offset
   const event = await record(e.accountId)
   for (const [n, delay] of [
     [1, 5_000],
@@ -73,13 +83,18 @@ t.test('a receiver failing three times: retried on the schedule, the same webhoo
   ]) {
     await eventually(async () => (await delivery(event.id)).attempts === n, { what: `attempt ${n} logged` })
     const [last] = (await attempts(e.id)).slice(-1)
-    t.equal((await delivery(event.id)).next_at.getTime() - last.at.getTime(), delay, `then ${delay} ms`)
-    t.equal(r.got.length, n)
-    offset += delay
+    const due = (await delivery(event.id)).next_at.getTime()
+    t.equal(due - last.at.getTime(), delay, `then ${delay} ms`)
+    frozen = due - 1
+    await polled()
+    t.equal(r.got.length, n, `1 ms before it is due, no attempt ${n + 1}`)
+    frozen = due
   }
   await eventually(async () => (await delivery(event.id)).state === 'delivered', {
     what: 'delivered at the 4th attempt',
   })
+  offset = frozen - Date.now()
+  frozen = null
   t.same(new Set(r.got.map((g) => g.headers['webhook-id'])), new Set([event.id]))
   t.same(
     (await attempts(e.id)).map((a) => [a.status, a.answer]),
