@@ -58,13 +58,13 @@ t.test('key.* events are delivered to an endpoint as the document describes them
   await addEndpoint(sql, { accountId, url: r.url, events: ['key.created', 'key.rotated', 'key.revoked'] }, true)
   const rotated = await rotateKey(sql, k.prefix, 0, null, who)
   await revokeKey(sql, rotated?.prefix as string, who)
-  await createKey(sql, { email: 'hooks@example.com', keyName: 'second' }, who)
+  const second = await createKey(sql, { email: 'hooks@example.com', keyName: 'second' }, who)
   await eventually(() => r.got.length === 3, { what: 'three deliveries' })
   const got = r.got.map((g) => JSON.parse(g.body)).sort((a, b) => a.type.localeCompare(b.type))
   t.same(
     got.map((e) => [e.type, e.data.prefix, e.data.newPrefix]),
     [
-      ['key.created', got[0].data.prefix, undefined],
+      ['key.created', second.prefix, undefined],
       ['key.revoked', rotated?.prefix, undefined],
       ['key.rotated', k.prefix, rotated?.prefix],
     ]
