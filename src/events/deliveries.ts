@@ -1,6 +1,7 @@
 import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 import type { EndpointKind } from './endpoint-input.js'
+import { inBatches, KEEP_MS } from './prune.js'
 
 // The deliveries table's life: claimed by one process (FOR UPDATE SKIP LOCKED, then a lease: a process that dies
 // holding a claim loses it when the lease ends), then finished by that process and logged as an attempt.
@@ -38,10 +39,12 @@ export async function claimDue(sql: Sql, now: Date, leaseMs: number, limit: numb
 
 // Gives claims back without counting an attempt (a process stopping), so that another process takes them at once.
 export async function releaseClaims(sql: Sql, claims: Claimed[]): Promise<void> {
-  for (const c of claims) {
-    await sql`update webhook_deliveries set claimed_until = null
-      where event_id = ${c.eventId} and endpoint_id = ${c.endpointId} and claimed_until = ${c.claimedUntil}`
-  }
+  if (!claims.length) return
+  await sql`
+    update webhook_deliveries d set claimed_until = null
+    from unnest(${claims.map((c) => c.eventId)}::text[], ${claims.map((c) => c.endpointId)}::uuid[],
+                ${claims.map((c) => c.claimedUntil.toISOString())}::timestamptz[]) as r(event_id, endpoint_id, until)
+    where d.event_id = r.event_id and d.endpoint_id = r.endpoint_id and d.claimed_until = r.until`
 }
 
 export interface Attempt {
@@ -148,28 +151,19 @@ export async function backlog(sql: Sql, now: Date): Promise<{ waiting: number; o
   }
 }
 
-const KEEP_MS = 30 * 86_400_000
-const PRUNE_BATCH = 1000
-
-// Events, deliveries and attempts are kept 30 days; an event is kept while a delivery of it is still pending. Deleted
-// in batches of 1,000 rows (short statements, locks held briefly; rows another process is deleting are skipped), so
-// that a backlog of old rows never holds up deliveries. Returns the rows deleted.
+// Events, deliveries and attempts are kept 30 days (prune.ts); an event is kept while a delivery of it is still
+// pending. Returns the rows deleted.
 export async function prune(sql: Sql, now: Date): Promise<number> {
   const before = new Date(now.getTime() - KEEP_MS)
-  let deleted = 0
-  for (;;) {
-    const gone = await sql`delete from webhook_attempts where id in (
-      select id from webhook_attempts where at < ${before} limit ${PRUNE_BATCH} for update skip locked)`
-    deleted += gone.count
-    if (gone.count < PRUNE_BATCH) break
-  }
-  for (;;) {
-    const gone = await sql`delete from events where id in (
+  const attempts = await inBatches(
+    (limit) => sql`delete from webhook_attempts where id in (
+      select id from webhook_attempts where at < ${before} limit ${limit} for update skip locked)`
+  )
+  const events = await inBatches(
+    (limit) => sql`delete from events where id in (
       select e.id from events e where e.created_at < ${before}
         and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.state = 'pending')
-      limit ${PRUNE_BATCH} for update of e skip locked)`
-    deleted += gone.count
-    if (gone.count < PRUNE_BATCH) break
-  }
-  return deleted
+      limit ${limit} for update of e skip locked)`
+  )
+  return attempts + events
 }

@@ -1,5 +1,6 @@
 import type { Sql } from '../storage/db.js'
 import type { MailMessage } from './mail-outbox.js'
+import { inBatches, KEEP_MS } from './prune.js'
 
 // The mail deliveries' life, as the webhook deliveries' (deliveries.ts): claimed by one process (FOR UPDATE SKIP
 // LOCKED, then a lease), then finished by it and logged as an attempt.
@@ -33,8 +34,12 @@ export const claimDueMails = (sql: Sql, now: Date, leaseMs: number, limit: numbe
   from claimed c left join events e on e.id = c.event_id`
 
 export async function releaseMailClaims(sql: Sql, claims: ClaimedMail[]): Promise<void> {
-  for (const c of claims)
-    await sql`update mail_deliveries set claimed_until = null where id = ${c.id} and claimed_until = ${c.claimedUntil}`
+  if (!claims.length) return
+  await sql`
+    update mail_deliveries m set claimed_until = null
+    from unnest(${claims.map((c) => c.id)}::bigint[], ${claims.map((c) => c.claimedUntil.toISOString())}::timestamptz[])
+      as r(id, until)
+    where m.id = r.id and m.claimed_until = r.until`
 }
 
 export interface MailAttempt {
@@ -64,12 +69,20 @@ export async function finishMailAttempt(sql: Sql, c: ClaimedMail, a: MailAttempt
 }
 
 // Link mails past their link's expiry lose their message (and are not sent); mails and their attempts are kept 30
-// days (a lead mail also goes with its event).
-export async function pruneMail(sql: Sql, now: Date): Promise<void> {
-  await sql`update mail_deliveries set message = null, state = case when state = 'pending' then 'expired' else state end
-            where message is not null and expires_at <= ${now}`
-  await sql`delete from mail_deliveries where created_at < ${new Date(now.getTime() - 30 * 86_400_000)}
-            and state <> 'pending'`
+// days (prune.ts; a lead mail also goes with its event). Returns the mails deleted.
+export async function pruneMail(sql: Sql, now: Date): Promise<number> {
+  const before = new Date(now.getTime() - KEEP_MS)
+  await inBatches(
+    (limit) => sql`
+      update mail_deliveries set message = null, state = case when state = 'pending' then 'expired' else state end
+      where id in (select id from mail_deliveries where message is not null and expires_at <= ${now}
+                   limit ${limit} for update skip locked)`
+  )
+  return inBatches(
+    (limit) => sql`delete from mail_deliveries where id in (
+      select id from mail_deliveries where created_at < ${before} and state <> 'pending'
+      limit ${limit} for update skip locked)`
+  )
 }
 
 export interface MailLogLine {
