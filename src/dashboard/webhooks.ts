@@ -5,6 +5,7 @@ import {
   disableEndpoint,
   type Endpoint,
   enableEndpoint,
+  findEndpoint,
   listEndpoints,
   removeEndpoint,
   rotateSecret,
@@ -36,14 +37,13 @@ ${notice(ctx.url.searchParams.get('done'))}${banner}${addForm(v, values)}${endpo
 }
 
 async function endpointOf(deps: DashboardDeps, ctx: PageCtx): Promise<Endpoint> {
-  const found = (await listEndpoints(deps.sql, ctx.user.accountId)).find((e) => e.id === ctx.params.id)
+  const found = await findEndpoint(deps.sql, ctx.user.accountId, ctx.params.id)
   if (!found) throw new ApiError('not_found', 'There is no such endpoint in your account.')
   return found
 }
 
-async function endpointPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
+async function endpointPage(deps: DashboardDeps, ctx: PageCtx, e: Endpoint, banner: Html | string = '') {
   const v = ctx.user
-  const e = await endpointOf(deps, ctx)
   const before = ctx.url.searchParams.get('before') ?? undefined
   const log = await listDeliveryLog(deps.sql, e.id, before)
   return page(
@@ -103,7 +103,12 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
   return [
     { method: 'GET', path: '/dashboard/webhooks', access: 'admin', handle: (ctx) => listPage(deps, ctx) },
     { method: 'POST', path: '/dashboard/webhooks', access: 'admin', handle: (ctx) => add(deps, ctx) },
-    { method: 'GET', path: '/dashboard/webhooks/:id', access: 'admin', handle: (ctx) => endpointPage(deps, ctx) },
+    {
+      method: 'GET',
+      path: '/dashboard/webhooks/:id',
+      access: 'admin',
+      handle: async (ctx) => endpointPage(deps, ctx, await endpointOf(deps, ctx)),
+    },
     post('test', async (ctx, e) => {
       enabled(e, 'send it a test event')
       await sendTest(sql, ctx.user.accountId, e.id, ctx.user.email, now())
@@ -119,7 +124,7 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
       const rotated = await rotateSecret(sql, e.id, now())
       if (!rotated) throw new ApiError('not_found', 'The endpoint is gone.')
       const until = `The old secret keeps signing until ${when(rotated.until)} UTC.`
-      return endpointPage(deps, ctx, shownOnce('new-secret', 'Secret rotated.', rotated.secret, until))
+      return endpointPage(deps, ctx, e, shownOnce('new-secret', 'Secret rotated.', rotated.secret, until))
     }),
     post('disable', async (ctx, e) => {
       await disableEndpoint(sql, e.id, `disabled by hand by ${ctx.user.email}`)

@@ -1,3 +1,4 @@
+import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 import type { EventType } from './catalogue.js'
 import { type EndpointInput, type EndpointKind, checkEndpoint } from './endpoint-input.js'
@@ -31,7 +32,8 @@ export async function addEndpoint(sql: Sql, input: EndpointInput, allowPrivate: 
   return { id: row.id, secret }
 }
 
-export const listEndpoints = (sql: Sql, accountId?: string) => sql<Endpoint[]>`
+// The endpoints (with their last attempt) that `where` selects, `w` being webhook_endpoints.
+const selectEndpoints = (sql: Sql, where: postgres.PendingQuery<postgres.Row[]>) => sql<Endpoint[]>`
   select w.id, w.account_id as "accountId", w.url, w.kind, w.event_types as events, w.description,
          w.disabled_reason as "disabledReason", w.created_at as "createdAt",
          last.status as "lastStatus", last.at as "lastAttemptAt"
@@ -39,8 +41,18 @@ export const listEndpoints = (sql: Sql, accountId?: string) => sql<Endpoint[]>`
   left join lateral (
     select a.status, a.at from webhook_attempts a where a.endpoint_id = w.id order by a.at desc, a.id desc limit 1
   ) last on true
-  where ${accountId === undefined ? sql`true` : sql`w.account_id = ${accountId}`}
+  where ${where}
   order by w.created_at, w.id`
+
+export const listEndpoints = (sql: Sql, accountId?: string) =>
+  selectEndpoints(sql, accountId === undefined ? sql`true` : sql`w.account_id = ${accountId}`)
+
+// One endpoint of the account, or null (none with that id, or another account's).
+export async function findEndpoint(sql: Sql, accountId: string, id: string): Promise<Endpoint | null> {
+  if (!UUID.test(id)) return null
+  const [row] = await selectEndpoints(sql, sql`w.id = ${id} and w.account_id = ${accountId}`)
+  return row ?? null
+}
 
 export async function removeEndpoint(sql: Sql, id: string): Promise<boolean> {
   if (!UUID.test(id)) return false

@@ -4,6 +4,7 @@ import {
   addEndpoint,
   disableEndpoint,
   enableEndpoint,
+  findEndpoint,
   listEndpoints,
   removeEndpoint,
   rotateSecret,
@@ -57,6 +58,18 @@ t.test('an event reaches the enabled endpoints that want its type, made after th
   t.same(JSON.parse(e.body).data, keyEvent().data)
   t.same(await claimDue(sql, new Date(Date.now() + 1000), 30_000, 100), [], 'claimed once')
   t.ok(leads && off)
+  await sql`delete from webhook_endpoints`
+})
+
+t.test("find: one endpoint of the account, never another account's", async (t) => {
+  const { id } = await addEndpoint(sql, { accountId, url: 'http://127.0.0.1:9/f', description: 'one' }, true)
+  t.same(
+    await findEndpoint(sql, accountId, id),
+    (await listEndpoints(sql, accountId)).find((e) => e.id === id)
+  )
+  t.equal(await findEndpoint(sql, other, id), null)
+  t.equal(await findEndpoint(sql, accountId, 'nope'), null)
+  t.equal(await findEndpoint(sql, accountId, crypto.randomUUID()), null)
   await sql`delete from webhook_endpoints`
 })
 
