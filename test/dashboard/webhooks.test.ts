@@ -220,5 +220,6 @@ t.test("another account's endpoint is not there; no secret reaches a log", async
   t.equal((await stranger.submit(LIST, `${LIST}/${id}/delete`, { confirm: 'yes' })).status, 404)
   t.match((await owner.get(`${LIST}/${id}`)).text, '127.0.0.1:9/theirs')
   const log = server.log.lines.join('\n')
+  t.ok(secrets.length >= 3 && secrets.every((s) => /^whsec_[A-Za-z0-9+/=]{32,}$/.test(s)), 'the secrets shown')
   for (const s of secrets) t.notOk(log.includes(s.slice(6)), 'a secret in a log')
 })

@@ -48,7 +48,7 @@ t.test('killed with SIGKILL after the 201, before the delivery: delivered after 
   await eventually(() => held.length === 1, { what: 'the first attempt, held unanswered' })
   t.equal(await first.stop('SIGKILL'), null, 'killed, not exited')
 
-  await spawnServer(t, env)
+  const second = await spawnServer(t, env)
   await eventually(() => r.got.length === 2, { what: 'the delivery after the restart', timeout: 30_000 })
   const [attempt, delivery] = r.got
   const event = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as {
@@ -67,4 +67,8 @@ t.test('killed with SIGKILL after the 201, before the delivery: delivered after 
   t.same(rows, [{ id: delivery.headers['webhook-id'], status: 200 }], 'one attempt logged: the killed one logged none')
   const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from events`
   t.equal(n, 1, 'one event: none lost, none made up')
+  t.notOk(
+    [first, second].some((p) => p.output().includes(secret)),
+    'the signing secret in neither log'
+  )
 })
