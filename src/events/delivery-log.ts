@@ -27,28 +27,31 @@ export interface LogPage {
 }
 
 const ANSWER_CHARS = 300
-const CURSOR = /^(\d{1,15})~(evt_[\w-]{1,64})$/
+// The last event's created_at to the microsecond (as PostgreSQL stores it; a JS Date would round it to the
+// millisecond, skipping or repeating events of the same millisecond across pages) and its id.
+const CURSOR = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)~(evt_[\w-]{1,64})$/
 
 // One page of `limit` events, older than `cursor` (from a previous page's `next`) when given; a bad cursor is the
 // first page.
 export async function listDeliveryLog(sql: Sql, endpointId: string, cursor?: string, limit = 25): Promise<LogPage> {
   const c = CURSOR.exec(cursor ?? '')
-  const older = c ? sql`and (e.created_at, e.id) < (${new Date(Number(c[1]))}, ${c[2]})` : sql``
-  const rows = await sql<(Omit<LoggedEvent, 'attempts'> & { attempts: LoggedAttempt[] })[]>`
+  // As text: the driver would send a timestamptz parameter through a JS Date, dropping the microseconds.
+  const older = c ? sql`and (e.created_at, e.id) < (${c[1]}::text::timestamptz, ${c[2]})` : sql``
+  const rows = await sql<(Omit<LoggedEvent, 'attempts'> & { attempts: LoggedAttempt[]; cursor: string })[]>`
     select e.id as "eventId", e.type, e.created_at as "createdAt", d.state, d.next_at as "nextAt",
       coalesce((
         select json_agg(json_build_object('at', a.at, 'status', a.status, 'durationMs', a.duration_ms,
                                           'answer', left(a.answer, ${ANSWER_CHARS})) order by a.at desc, a.id desc)
         from webhook_attempts a where a.event_id = d.event_id and a.endpoint_id = d.endpoint_id
-      ), '[]'::json) as attempts
+      ), '[]'::json) as attempts,
+      to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z~"') || e.id as cursor
     from webhook_deliveries d join events e on e.id = d.event_id
     where d.endpoint_id = ${endpointId} ${older}
     order by e.created_at desc, e.id desc
     limit ${limit + 1}`
-  const events = rows.slice(0, limit).map((r) => ({
+  const events = rows.slice(0, limit).map(({ cursor, ...r }) => ({
     ...r,
     attempts: r.attempts.map((a) => ({ ...a, at: new Date(a.at) })),
   }))
-  const last = events.at(-1)
-  return { events, next: rows.length > limit && last ? `${last.createdAt.getTime()}~${last.eventId}` : null }
+  return { events, next: (rows.length > limit && rows[limit - 1]?.cursor) || null }
 }

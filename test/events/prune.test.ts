@@ -69,3 +69,21 @@ t.test('the log pages by event, newest first', async (t) => {
   )
   t.equal((await listDeliveryLog(sql, endpoint.id, 'garbage', 3)).events[0].eventId, more[4], 'a bad cursor: page 1')
 })
+
+t.test('the log pages by the microsecond: events of one millisecond are neither skipped nor repeated', async (t) => {
+  await sql`delete from events`
+  const late = await event(now)
+  const early = await event(now)
+  // Within one millisecond: a cursor rounded down to the millisecond would put `early` on no page.
+  await sql`update events set created_at = '2026-11-24T12:00:00.123400Z' where id = ${early.id}`
+  await sql`update events set created_at = '2026-11-24T12:00:00.123700Z' where id = ${late.id}`
+  const seen: string[] = []
+  let cursor: string | undefined
+  for (let pages = 0; pages < 3; pages++) {
+    const page = await listDeliveryLog(sql, endpoint.id, cursor, 1)
+    seen.push(...page.events.map((e) => e.eventId))
+    if (!page.next) break
+    cursor = page.next
+  }
+  t.same(seen, [late.id, early.id])
+})
