@@ -94,7 +94,7 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 const sameTypes: Same<WebhookEventType, EventType> = true
 
 t.test('the returned event is typed by the OpenAPI document’s webhooks', async (t) => {
-  t.ok(sameTypes)
+  void sameTypes // checked by the type-checker, not here
   t.same([...EVENT_TYPES].sort(), [
     'key.created',
     'key.revoked',
