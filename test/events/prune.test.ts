@@ -51,6 +51,7 @@ t.test('attempts and events past 30 days go, in batches; the rest stays', async 
 })
 
 t.test('the log pages by event, newest first', async (t) => {
+  await sql`delete from events`
   const more = []
   for (let i = 0; i < 5; i++) more.push((await event(new Date(now.getTime() + i * 1000))).id)
   const first = await listDeliveryLog(sql, endpoint.id, undefined, 3)
@@ -62,11 +63,9 @@ t.test('the log pages by event, newest first', async (t) => {
   const second = await listDeliveryLog(sql, endpoint.id, first.next ?? '', 3)
   t.same(
     second.events.map((e) => e.eventId),
-    more
-      .slice(0, 2)
-      .reverse()
-      .concat(second.events.slice(2).map((e) => e.eventId))
+    more.slice(0, 2).reverse()
   )
+  t.notOk(second.next, 'the last page')
   t.equal((await listDeliveryLog(sql, endpoint.id, 'garbage', 3)).events[0].eventId, more[4], 'a bad cursor: page 1')
 })
 
