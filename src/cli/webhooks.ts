@@ -1,5 +1,6 @@
 import { accountOfUser } from '../accounts/accounts.js'
 import { Email } from '../api/schemas.js'
+import { kindLabel } from '../events/endpoint-input.js'
 import {
   addEndpoint,
   disableEndpoint,
@@ -72,7 +73,7 @@ export const webhookCommands: Command[] = [
             e.id,
             e.accountId,
             e.url,
-            (e.events?.join(',') ?? 'all') + (e.kind === 'standard' ? '' : ` (${e.kind})`),
+            (e.events?.join(',') ?? 'all') + (e.kind === 'standard' ? '' : ` (${kindLabel(e.kind)})`),
             e.disabledReason === null ? 'enabled' : `disabled: ${e.disabledReason}`,
             last(e),
           ])

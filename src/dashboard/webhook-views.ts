@@ -1,5 +1,6 @@
 import { SUBSCRIBABLE_TYPES } from '../events/catalogue.js'
 import type { LoggedEvent, LogPage } from '../events/delivery-log.js'
+import { ENDPOINT_KINDS, kindLabel } from '../events/endpoint-input.js'
 import type { Endpoint } from '../events/endpoints.js'
 import { html, type Html } from './html.js'
 import { csrfField, empty, when, type Viewer } from './layout.js'
@@ -18,12 +19,8 @@ export const NO_VALUES: AddValues = { kind: 'standard', url: '', description: ''
 
 const checked = (on: boolean) => (on ? html` checked` : '')
 
-const KINDS = [
-  ['standard', 'Standard Webhooks: the event as signed JSON'],
-  ['slack', 'Slack incoming webhook: each lead as a message'],
-] as const
-
-const eventsOf = (e: Endpoint) => (e.events ? e.events.join(', ') : 'all') + (e.kind === 'slack' ? ' (Slack)' : '')
+const eventsOf = (e: Endpoint) =>
+  (e.events ? e.events.join(', ') : 'all') + (e.kind === 'standard' ? '' : ` (${kindLabel(e.kind)})`)
 
 const stateOf = (e: Endpoint) =>
   e.disabledReason === null
@@ -43,8 +40,8 @@ const statusBadge = (status: number | null) =>
 // The kind selector and the fields every kind has (a Slack endpoint takes lead.created only: src/events/ says so when
 // another type is picked).
 const endpointFields = (values: AddValues) => {
-  const kinds = KINDS.map(
-    ([k, label]) => html`<option value="${k}"${values.kind === k ? html` selected` : ''}>${label}</option>`
+  const kinds = ENDPOINT_KINDS.map(
+    (k) => html`<option value="${k}"${values.kind === k ? html` selected` : ''}>${kindLabel(k)}</option>`
   )
   const boxes = SUBSCRIBABLE_TYPES.map(
     (t) =>
@@ -52,7 +49,9 @@ const endpointFields = (values: AddValues) => {
         values.events?.includes(t) ?? false
       )}> <code>${t}</code></label>`
   )
-  return html`<div class="field"><label for="kind">Kind</label><select id="kind" name="kind">${kinds}</select></div>
+  return html`<div class="field"><label for="kind">Kind</label><select id="kind" name="kind">${kinds}</select>
+<p class="muted">${kindLabel('standard')}: the event as signed JSON. ${kindLabel('slack')}: an incoming webhook, sent
+each lead as a message.</p></div>
 <div class="field"><label for="url">Endpoint URL</label>
 <input id="url" name="url" type="url" required maxlength="2048" placeholder="https://example.com/webhooks/studio"
 value="${values.url}"></div>

@@ -3,8 +3,12 @@ import { ApiError } from '../http/errors.js'
 import { assertPublicHost } from './address.js'
 import { type EventType, SUBSCRIBABLE_TYPES } from './catalogue.js'
 
-const ENDPOINT_KINDS = ['standard', 'slack'] as const
+export const ENDPOINT_KINDS = ['standard', 'slack'] as const
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number]
+
+// What a kind is called where people see it (the dashboard, the CLI's list).
+const KIND_LABELS: Record<EndpointKind, string> = { standard: 'Standard Webhooks', slack: 'Slack' }
+export const kindLabel = (kind: EndpointKind) => KIND_LABELS[kind]
 
 export interface EndpointInput {
   accountId: string

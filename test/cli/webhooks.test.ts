@@ -98,5 +98,5 @@ t.test('add --kind slack: a Slack incoming webhook, sent lead.created only', asy
   t.equal(add.code, 0, add.err.join('\n'))
   const id = /endpoint ([0-9a-f-]{36})/.exec(add.out[0])?.[1]
   const row = (await cli(['webhooks', 'list', '--email', 'other@example.com'])).out.find((l) => l.startsWith(`${id}`))
-  t.same(row?.split('\t').slice(2, 5), [url, 'lead.created (slack)', 'enabled'])
+  t.same(row?.split('\t').slice(2, 5), [url, 'lead.created (Slack)', 'enabled'])
 })
