@@ -21,6 +21,8 @@ export interface Endpoint {
 // How long the old secret still signs after a rotation.
 const ROTATION_OVERLAP_MS = 24 * 3_600_000
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+// Whether `id` can be an endpoint's id: anything else is no endpoint, rather than a query PostgreSQL refuses.
+export const isEndpointId = (id: string) => UUID.test(id)
 
 // A new endpoint of the account; its secret is returned here and never shown again.
 export async function addEndpoint(sql: Sql, input: EndpointInput, allowPrivate: boolean) {
@@ -49,19 +51,19 @@ export const listEndpoints = (sql: Sql, accountId?: string) =>
 
 // One endpoint of the account, or null (none with that id, or another account's).
 export async function findEndpoint(sql: Sql, accountId: string, id: string): Promise<Endpoint | null> {
-  if (!UUID.test(id)) return null
+  if (!isEndpointId(id)) return null
   const [row] = await selectEndpoints(sql, sql`w.id = ${id} and w.account_id = ${accountId}`)
   return row ?? null
 }
 
 export async function removeEndpoint(sql: Sql, id: string): Promise<boolean> {
-  if (!UUID.test(id)) return false
+  if (!isEndpointId(id)) return false
   return (await sql`delete from webhook_endpoints where id = ${id} returning id`).length === 1
 }
 
 // Disabling cancels the endpoint's pending deliveries; enabled again, it receives the events made from then on.
 export async function disableEndpoint(sql: Sql, id: string, reason: string): Promise<boolean> {
-  if (!UUID.test(id)) return false
+  if (!isEndpointId(id)) return false
   const rows = await sql`
     with endpoint as (
       update webhook_endpoints set disabled_reason = ${reason} where id = ${id} returning id
@@ -74,7 +76,7 @@ export async function disableEndpoint(sql: Sql, id: string, reason: string): Pro
 }
 
 export async function enableEndpoint(sql: Sql, id: string): Promise<boolean> {
-  if (!UUID.test(id)) return false
+  if (!isEndpointId(id)) return false
   const rows = await sql`
     update webhook_endpoints set disabled_reason = null, failing_since = null where id = ${id} returning id`
   return rows.length === 1
@@ -83,7 +85,7 @@ export async function enableEndpoint(sql: Sql, id: string): Promise<boolean> {
 // A new secret, and when the old one stops signing: until then (24 hours) both sign (both signatures in
 // webhook-signature).
 export async function rotateSecret(sql: Sql, id: string, now: Date): Promise<{ secret: string; until: Date } | null> {
-  if (!UUID.test(id)) return null
+  if (!isEndpointId(id)) return null
   const secret = newSecret()
   const [row] = await sql<{ until: Date }[]>`
     update webhook_endpoints
