@@ -37,12 +37,25 @@ const oneLine = (s: string, max: number) =>
 const FONT = 'font-family:system-ui,sans-serif;line-height:1.5;color:#111'
 const page = (body: Value) => html`<!doctype html><html><body style="${FONT}">${body}</body></html>`.text
 
+// A mail's labelled values, as a table.
+const table = (rows: (readonly [string, Value])[]) =>
+  html`<table cellpadding="4">${rows.map(([label, v]) => html`<tr><th align="left">${label}</th><td>${v}</td></tr>`)}
+</table>`
+
+// A mail's last lines: the link to its page of the dashboard (`path` below /dashboard/), none with the dashboard off.
+function openInDashboard(dashboard: () => string | null, path: string) {
+  const base = dashboard()
+  if (base === null) return { text: [], html: '' }
+  const link = `${base.replace(/\/+$/, '')}/dashboard/${path}`
+  const open = 'Open it in the dashboard'
+  return { text: ['', `${open}: ${link}`], html: html`<p><a href="${link}">${open}</a></p>` }
+}
+
 // `dashboard`: the dashboard's base URL (STUDIO_PUBLIC_URL or the listener's), null when the dashboard is off.
 export const leadMail =
   (dashboard: () => string | null) =>
   (lead: Lead): MailMessage => {
-    const base = dashboard()
-    const link = base === null ? null : `${base.replace(/\/+$/, '')}/dashboard/leads/${lead.id}`
+    const open = openInDashboard(dashboard, `leads/${lead.id}`)
     const rows = FIELDS.map(([label, of]) => [label, of(lead)] as const).filter(([, v]) => v)
     const text = [
       'A new lead arrived through the Studio API.',
@@ -51,13 +64,11 @@ export const leadMail =
       '',
       'Message:',
       lead.message,
-      ...(link ? ['', `Open it in the dashboard: ${link}`] : []),
+      ...open.text,
       '',
     ].join('\n')
-    const body = html`<p>A new lead arrived through the Studio API.</p>
-<table cellpadding="4">${rows.map(([label, value]) => html`<tr><th align="left">${label}</th><td>${value}</td></tr>`)}
-</table><h3>Message</h3><p style="white-space:pre-wrap">${lead.message}</p>
-${link ? html`<p><a href="${link}">Open it in the dashboard</a></p>` : ''}`
+    const body = html`<p>A new lead arrived through the Studio API.</p>${table(rows)}
+<h3>Message</h3><p style="white-space:pre-wrap">${lead.message}</p>${open.html}`
     return { subject: `New lead: ${oneLine(lead.name, 120)}`, text, html: page(body) }
   }
 
@@ -66,17 +77,13 @@ ${link ? html`<p><a href="${link}">Open it in the dashboard</a></p>` : ''}`
 export const disabledEndpointMail =
   (dashboard: () => string | null) =>
   (endpoint: DisabledEndpoint): MailMessage => {
-    const base = dashboard()
-    const link = base === null ? null : `${base.replace(/\/+$/, '')}/dashboard/webhooks/${endpoint.id}`
+    const open = openInDashboard(dashboard, `webhooks/${endpoint.id}`)
     const what = 'A webhook endpoint of your Studio account was disabled, and receives no more events.'
     const then = 'Enable it again on the dashboard once it answers; events made while it was disabled are not sent.'
-    const text = [what, '', `Endpoint: ${endpoint.url}`, `Why: ${endpoint.reason}`, '', then]
-    if (link) text.push(`Open it in the dashboard: ${link}`)
-    const row = (label: string, value: string) => html`<tr><th align="left">${label}</th><td>${value}</td></tr>`
-    const rows = [row('Endpoint', endpoint.url), row('Why', endpoint.reason)]
-    const body = html`<p>${what}</p><table cellpadding="4">${rows}</table><p>${then}</p>
-${link ? html`<p><a href="${link}">Open it in the dashboard</a></p>` : ''}`
-    return { subject: 'A webhook endpoint was disabled', text: `${text.join('\n')}\n`, html: page(body) }
+    const text = [what, '', `Endpoint: ${endpoint.url}`, `Why: ${endpoint.reason}`, '', then, ...open.text, '']
+    const rows = [['Endpoint', endpoint.url] as const, ['Why', endpoint.reason] as const]
+    const body = html`<p>${what}</p>${table(rows)}<p>${then}</p>${open.html}`
+    return { subject: 'A webhook endpoint was disabled', text: text.join('\n'), html: page(body) }
   }
 
 export interface Invitation {
