@@ -100,6 +100,8 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
   const enabled = (e: Endpoint, what: string) => {
     if (e.disabledReason !== null) throw new ApiError('bad_request', `The endpoint is disabled: enable it to ${what}.`)
   }
+  // Refused in SQL after the endpoint was read: it may have been disabled or removed meanwhile, which is then said.
+  const refused = async (ctx: PageCtx, what: string) => enabled(await endpointOf(deps, ctx), what)
   return [
     { method: 'GET', path: '/dashboard/webhooks', access: 'admin', handle: (ctx) => listPage(deps, ctx) },
     { method: 'POST', path: '/dashboard/webhooks', access: 'admin', handle: (ctx) => add(deps, ctx) },
@@ -111,13 +113,18 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
     },
     post('test', async (ctx, e) => {
       enabled(e, 'send it a test event')
-      await sendTest(sql, ctx.user.accountId, e.id, ctx.user.email, now())
+      if (!(await sendTest(sql, ctx.user.accountId, e.id, ctx.user.email, now()))) {
+        await refused(ctx, 'send it a test event')
+        throw new ApiError('bad_request', 'The test event was not sent: try again.')
+      }
       return done(e, 'webhook-test')
     }),
     post('resend', async (ctx, e) => {
       enabled(e, 'send it events')
-      if (!(await resend(sql, e.id, ctx.form.get('event') ?? '', now())))
+      if (!(await resend(sql, e.id, ctx.form.get('event') ?? '', now()))) {
+        await refused(ctx, 'send it events')
         throw new ApiError('not_found', 'This endpoint was never sent that event, or it is older than 30 days.')
+      }
       return done(e, 'webhook-resent')
     }),
     post('rotate', async (ctx, e) => {

@@ -31,16 +31,20 @@ export async function sendTest(
   }
 }
 
-// Sends an event again to an endpoint that had it: its delivery is due now with a fresh retry schedule, and its new
-// attempts join the log. Same event, same body, same webhook-id. False when the endpoint never had that event.
+// Sends an event again to an enabled endpoint that had it: its delivery is due now with a fresh retry schedule, and
+// its new attempts join the log. Same event, same body, same webhook-id. False when the endpoint is disabled or never
+// had that event. The endpoint's row is locked (FOR SHARE) so that a disabling running meanwhile either waits for this
+// and then cancels the delivery, or is seen here.
 export async function resend(sql: Sql, endpointId: string, eventId: string, now: Date): Promise<boolean> {
   if (!isEndpointId(endpointId)) return false
   const rows = await sql`
-    with again as (
+    with endpoint as (
+      select id from webhook_endpoints where id = ${endpointId} and disabled_reason is null for share
+    ), again as (
       update webhook_deliveries
       set state = 'pending', attempts = 0, next_at = ${now},
           claimed_until = case when state = 'pending' then claimed_until end
-      where endpoint_id = ${endpointId} and event_id = ${eventId}
+      where endpoint_id = (select id from endpoint) and event_id = ${eventId}
       returning 1
     )
     select pg_notify(${WAKE_CHANNEL}, '') from again`
