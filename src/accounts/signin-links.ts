@@ -14,14 +14,15 @@ interface NewLink {
   email: string
 }
 
-// Called in the transaction that makes a link (events/ mails it from there when mail is on).
-export type OnLink = (tx: postgres.TransactionSql, link: NewLink) => Promise<unknown>
+// Called in the transaction that makes a link (events/ mails it from there when mail is on); true when it queued a
+// mail.
+export type OnLink = (tx: postgres.TransactionSql, link: NewLink) => Promise<boolean>
 
-// A one-time link for the user, valid 24 hours; only its hash is kept.
-export async function createSigninLink(sql: Sql, userId: string, publicUrl: string, onLink?: OnLink): Promise<string> {
+// A one-time link for the user, valid 24 hours; only its hash is kept. `mailed`: `onLink` queued its mail.
+export async function createSigninLink(sql: Sql, userId: string, publicUrl: string, onLink?: OnLink) {
   const t = newToken()
   const url = `${publicUrl.replace(/\/+$/, '')}/dashboard/link/${t}`
-  await sql.begin(async (tx) => {
+  const mailed = await sql.begin(async (tx) => {
     const [link] = await tx<Omit<NewLink, 'url'>[]>`
       with l as (
         insert into signin_links (token_sha256, user_id, expires_at)
@@ -29,9 +30,9 @@ export async function createSigninLink(sql: Sql, userId: string, publicUrl: stri
       )
       select l.expires_at as "expiresAt", u.id as "userId", u.account_id as "accountId", u.email
       from l join users u on u.id = l.user_id`
-    await onLink?.(tx, { ...link, url })
+    return (await onLink?.(tx, { ...link, url })) ?? false
   })
-  return url
+  return { url, mailed }
 }
 
 export async function linkIsValid(sql: Sql, t: string): Promise<{ email: string } | null> {

@@ -139,7 +139,7 @@ export const commands: Command[] = [
     args: '--email E [--name N] [--role R] [--plan P]',
     help:
       'create (or reuse) the user E and its account, and print a one-time dashboard sign-in\nlink (valid 24 h; ' +
-      'STUDIO_PUBLIC_URL is its base), alone on the last line; with mail on, it is mailed to E too',
+      'STUDIO_PUBLIC_URL is its base), alone on the last line; with mail on, a mail with it to E is queued',
     run: ({ values, io, config, database }) => {
       if (!values.email) throw new UsageError('signin-link needs --email')
       const input = {
@@ -151,12 +151,12 @@ export const commands: Command[] = [
       const base = config.STUDIO_PUBLIC_URL ?? baseUrl(config.HOST, config.PORT)
       return database(async (sql) => {
         const { userId } = await saveUser(sql, input)
-        const mailer = linkMailer({ config })
-        const mailed = mailer ? ' (it is also mailed to them)' : ''
+        const link = await createSigninLink(sql, userId, base, linkMailer({ config }))
+        const mailed = link.mailed ? ' (a mail with it is queued for them: the running server sends it)' : ''
         io.out(
           `user ${userId} <${input.email}>: open this link within 24 hours to set a password and sign in${mailed}:`
         )
-        io.out(await createSigninLink(sql, userId, base, mailer))
+        io.out(link.url)
       })
     },
   },

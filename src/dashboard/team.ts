@@ -82,7 +82,7 @@ const signinFor = async (deps: DashboardDeps, ctx: PageCtx, id: string, invited 
   const member = await managed(deps, ctx, id)
   const mailer = linkMailer(deps, invited ? { by: ctx.user.name ?? ctx.user.email, role: member.role } : undefined)
   const link = await createSigninLink(deps.sql, member.id, deps.publicUrl(), mailer)
-  return teamPage(deps, ctx, linkBanner(member.email, link, mailer !== undefined))
+  return teamPage(deps, ctx, linkBanner(member.email, link.url, link.mailed))
 }
 
 export function teamPages(deps: DashboardDeps): Page[] {

@@ -40,9 +40,9 @@ export const queueLeadMails = (tx: postgres.ISql, accountId: string, eventId: st
 // refused or expired, and the link expires in 24 hours anyway.
 export const mailLink =
   (kind: 'signin' | 'invite', message: (url: string) => MailMessage, clock: () => number): OnLink =>
-  (tx, link) => {
+  async (tx, link) => {
     const { subject, text, html } = message(link.url)
-    return tx`
+    const queued = await tx`
       with queued as (
         insert into mail_deliveries (account_id, user_id, kind, recipient, message, expires_at, next_at, created_at)
         values (${link.accountId}, ${link.userId}, ${kind}, ${link.email}, ${tx.json({ subject, text, html })},
@@ -50,6 +50,7 @@ export const mailLink =
         returning 1
       )
       select pg_notify(${WAKE_CHANNEL}, '') from queued`
+    return queued.length === 1
   }
 
 export type RenderEndpointMail = (endpoint: DisabledEndpoint) => MailMessage

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { run } from '../../src/cli/cli.js'
-import { testDatabase } from '../support/database.js'
+import { openTestDatabase, testDatabase } from '../support/database.js'
 import { issuedKeys } from '../support/server.js'
 
 const dbEnv = await testDatabase(t)
@@ -105,6 +105,22 @@ t.test('keys, plans and migrations', async (t) => {
   t.equal(plan.code, 0)
   t.match(plan.out[0], /now on plan STARTER/)
   t.equal((await cli(['plan', 'set', '--email', 'nobody@example.com', 'PRO'])).code, 1)
+})
+
+t.test('signin-link speaks of a mail only when one was queued, and only with mail on', async (t) => {
+  const { sql } = await openTestDatabase(t, dbEnv)
+  const mails = (to: string) => sql`select 1 from mail_deliveries where recipient = ${to}`
+  const mail = { STUDIO_SMTP_URL: 'smtp://127.0.0.1:9', STUDIO_MAIL_FROM: 'studio@example.com' }
+  const on = await cli(['signin-link', '--email', 'told@example.com'], mail)
+  t.equal(on.code, 0, on.err.join('\n'))
+  t.match(on.out[0], /sign in \(a mail with it is queued for them: the running server sends it\):$/)
+  t.match(on.out.at(-1), /^http:\/\/.+\/dashboard\/link\/[\w-]+$/, 'the link alone on the last line')
+  t.equal((await mails('told@example.com')).length, 1)
+  const off = await cli(['signin-link', '--email', 'quiet@example.com'])
+  t.equal(off.code, 0, off.err.join('\n'))
+  t.match(off.out[0], /sign in:$/)
+  t.notMatch(off.out.join('\n'), /mail/)
+  t.equal((await mails('quiet@example.com')).length, 0)
 })
 
 t.test('the README documents every setting', async (t) => {
