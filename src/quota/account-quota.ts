@@ -134,11 +134,10 @@ export class AccountQuota implements TicketOwner {
 
   private target = () => (this.retired ? 0 : this.rate.target(this.knowledge.known(), this.deps.monotonic()))
   private wanted = () => (this.reading ? 0 : Math.max(0, this.target() - this.free - this.asked))
+  // Work that waits while a read is under way (see consistently).
+  private afterRead = () => !this.reading && (this.giveBacks || this.unspends || this.refill)
   private pendingWork = (withFar: boolean) =>
-    this.waiting.length ||
-    this.strict.length ||
-    (!this.reading && (this.giveBacks || this.unspends || this.refill)) ||
-    (withFar && this.far)
+    this.waiting.length || this.strict.length || this.afterRead() || (withFar && this.far)
 
   private pump(withFar = false) {
     while (this.inFlight < BATCHES_IN_FLIGHT && this.pendingWork(withFar)) {
@@ -151,14 +150,9 @@ export class AccountQuota implements TicketOwner {
     const tickets = this.waiting.splice(0)
     const strict = this.strict.splice(0)
     const extra = this.refill || tickets.length ? this.wanted() : 0
-    const back = this.reading ? 0 : this.giveBacks
-    const unspend = this.reading ? 0 : this.unspends
-    const change: Change = {
-      unspend,
-      giveBack: back + unspend,
-      spend: this.far + strict.length,
-      reserve: tickets.length + extra,
-    }
+    const [back, unspend] = this.reading ? [0, 0] : [this.giveBacks, this.unspends]
+    const spend = this.far + strict.length
+    const change: Change = { unspend, giveBack: back + unspend, spend, reserve: tickets.length + extra }
     const givers = this.reading ? [] : this.givers.splice(0)
     const generation = this.generation
     const batch: Batch = { change, tickets, strict, givers, far: this.far, extra, late: false, generation }
