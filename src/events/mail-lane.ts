@@ -51,12 +51,16 @@ function mailOf(c: ClaimedMail, renderLead: RenderLeadMail): Mail | null {
 }
 
 export function mailLane(d: MailLaneDeps): LaneSpec<ClaimedMail> {
-  async function run(c: ClaimedMail) {
+  // A send the worker's stop cut short (or that it never started) is not finished: the lane gives its claim back.
+  // The server may have taken it already (at least once, as for a process that dies).
+  async function run(c: ClaimedMail, stopping: AbortSignal) {
+    if (stopping.aborted) return
     const at = new Date(d.clock())
     const mail = mailOf(c, d.renderLead)
     const sent: Sent = mail
-      ? await d.mailer.send(mail)
+      ? await d.mailer.send(mail, stopping)
       : { result: 'permanent', code: null, answer: '(nothing to send: the message is gone)' }
+    if (sent.result === 'stopped') return
     const outcome = mailOutcome(c, sent, at.getTime(), d.random)
     await finishMailAttempt(d.sql, c, { at, code: sent.code, answer: sent.answer }, outcome)
     d.onOutcome?.(outcome.kind)

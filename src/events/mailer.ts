@@ -7,7 +7,8 @@ import type { MailMessage } from './mail-outbox.js'
 // a login the server refused: retried), or a permanent refusal (any other 5xx reply: not retried).
 
 export interface Sent {
-  result: 'delivered' | 'temporary' | 'permanent'
+  // stopped: cut short by the worker's stop before an answer; not an attempt (its claim is given back).
+  result: 'delivered' | 'temporary' | 'permanent' | 'stopped'
   // The server's reply code, null when there was none (no connection).
   code: number | null
   // What happened, in our words with the reply code (shown to the account's users in the dashboard).
@@ -22,7 +23,8 @@ export interface Mail extends MailMessage {
 export interface Mailer {
   // The server, without the user and password: safe to log.
   server: string
-  send(mail: Mail): Promise<Sent>
+  // `signal` aborts a send under way (the worker stopping); one aborted already is not started.
+  send(mail: Mail, signal?: AbortSignal): Promise<Sent>
   close(): void
 }
 
@@ -40,6 +42,7 @@ const codeOf = (reply: string) => Number(/^\d{3}/.exec(reply)?.[0]) || null
 // would show the account's users: what is stored is our words, the reply code, or nodemailer's error code.
 function failure(e: NodemailerError): Sent {
   const code = e.responseCode ?? null
+  if (e.code === 'EABORT') return { result: 'stopped', code, answer: 'stopped before an answer' }
   // A refused login is the operator's to fix, not the recipient's: retried until it works again.
   const login = e.code === 'EAUTH'
   const permanent = e.permanent === true && !login
@@ -70,9 +73,9 @@ export async function createMailer(config: Pick<Config, 'STUDIO_SMTP_URL' | 'STU
   })
   return {
     server: withoutCredentials(url),
-    async send(mail) {
+    async send(mail, signal) {
       try {
-        const info = await transport.sendMail({ from, ...mail })
+        const info = await transport.sendMail({ from, ...mail, signal })
         const code = codeOf(String(info.response ?? ''))
         return { result: 'delivered', code, answer: `accepted by the mail server${code ? ` (${code})` : ''}` }
       } catch (e) {

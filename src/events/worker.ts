@@ -121,7 +121,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     prune: (now) => prune(sql, now),
     onError: (c, e) => log.error('webhook delivery failed', { event: c.eventId, err: String(e) }),
   }
-  const lanes: Lane[] = [webhooks, ...(o.lanes ?? [])].map((spec) => createLane(spec, wake))
+  const lanes: Lane[] = [webhooks, ...(o.lanes ?? [])].map((spec) => createLane(spec, wake, stop.signal))
 
   async function tick() {
     const gap = lastTick + claimGapMs - performance.now()

@@ -5,6 +5,7 @@ import type { Teardown } from './teardown.js'
 
 // A real SMTP server (smtp-server) in the test process on port 0: it asks for a login, records every mail it takes
 // (decoded: subject, text and HTML parts) and refuses a recipient when `refuse` says so, e.g. 451 then accepted.
+// `hold` keeps new connections waiting for their greeting (a send begun, nothing sent) until it is released.
 
 interface ReceivedMail {
   from: string
@@ -27,10 +28,18 @@ export async function smtpServer(t: Teardown, refuse: Refuse = () => null) {
   smtpPasswords.push(password)
   const got: ReceivedMail[] = []
   const tries = new Map<string, number>()
+  const sessions = { opened: 0, closed: 0 }
+  let gate: Promise<void> | null = null
   const server = new SMTPServer({
     logger: false,
     disabledCommands: ['STARTTLS'],
     allowInsecureAuth: true,
+    onConnect(_, done) {
+      sessions.opened++
+      if (gate) gate.then(() => done())
+      else done()
+    },
+    onClose: () => void sessions.closed++,
     onAuth: (auth, _, done) =>
       auth.username === 'studio' && auth.password === password
         ? done(null, { user: 'studio' })
@@ -59,7 +68,18 @@ export async function smtpServer(t: Teardown, refuse: Refuse = () => null) {
     url: `smtp://studio:${password}@127.0.0.1:${port}`,
     password,
     got,
+    sessions,
     to: (address: string) => got.filter((m) => m.to.includes(address)),
+    hold(t: Teardown) {
+      let open = () => {}
+      gate = new Promise<void>((ok) => (open = ok))
+      const release = () => {
+        gate = null
+        open()
+      }
+      t.teardown(release)
+      return release
+    },
   }
 }
 
