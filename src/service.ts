@@ -12,16 +12,15 @@ import { migrate } from './storage/migrate.js'
 import { listen, urlOf } from './ops/listen.js'
 import type { Dispatcher } from 'undici'
 import { createDispatcher } from './completions/dispatcher.js'
-import { anthropicAdapter } from './completions/anthropic.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
-import { openaiAdapter } from './completions/openai.js'
+import { adaptersFor, createUpstreams } from './completions/upstreams.js'
 import { openApiRoute } from './api/openapi.js'
 import { openLimiters } from './limits/limiters.js'
 import { createQuota } from './quota/quota.js'
 import { postgresStore } from './quota/postgres-store.js'
 import { limitsByPlan } from './quota/plans.js'
 import { createRecorder } from './completions/recorder.js'
-import type { CallOptions, UpstreamConfig } from './completions/call.js'
+import type { CallOptions } from './completions/call.js'
 import { healthRoutes } from './api/health.js'
 import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
@@ -52,9 +51,6 @@ export interface Service {
   metricsUrl?: string
   close(): Promise<void>
 }
-
-export const adapterFor = (config: UpstreamConfig) =>
-  config.STUDIO_UPSTREAM === 'openai' ? openaiAdapter(config) : anthropicAdapter(config)
 
 // `leads`: whether mail is on (a lead queues its mails), and this process's delivery worker, woken after a lead's
 // event commits.
@@ -146,9 +142,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let publicUrl = config.STUDIO_PUBLIC_URL ?? ''
   const mail = await openMail(config, log, () => (config.STUDIO_DASHBOARD === 'on' ? publicUrl : null))
   const webhooks = startWebhooks({ db, config, log, metrics, clock, mail, options: opts.webhooks })
+  const upstreams = createUpstreams(adaptersFor(config), { clock, metrics })
   const completions = {
     quota,
-    adapter: adapterFor(config),
+    upstreams,
     dispatcher,
     recorder,
     log,
@@ -158,7 +155,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   }
   const routes = [
     ...apiRoutes(db.sql, keys, completions, { mail: mail !== undefined, wake: webhooks.wake }),
-    ...healthRoutes(db, () => ({ rate_limiter: limits.store() })),
+    ...healthRoutes(db, () => ({ rate_limiter: limits.store(), upstreams: upstreams.states() })),
   ]
   const pages =
     config.STUDIO_DASHBOARD === 'on'

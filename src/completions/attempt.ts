@@ -48,9 +48,11 @@ export type Outcome = { done: Attempted } | { retry: UpstreamFailure; retryAfter
 interface Try {
   attempt: number
   requestId: string | null
+  status?: number
 }
 
-const failure = (t: Try, outcome: string, api: ApiError) => new UpstreamFailure(api, outcome, t.attempt, t.requestId)
+const failure = (t: Try, outcome: string, api: ApiError) =>
+  new UpstreamFailure(api, outcome, t.attempt, t.requestId, t.status)
 export const clientGone = (t: Try) =>
   failure(t, 'client_closed', new ApiError('upstream_error', 'The client went away'))
 export const timedOut = (t: Try, ms: number) =>
@@ -72,6 +74,7 @@ export async function attempt(adapter: Adapter, wire: WireRequest, opts: CallOpt
     }
     const res = await exchange(opts.dispatcher, options, opts.abort, adapter.requestIdHeader)
     t.requestId = res.requestId === null ? null : res.requestId.slice(0, 200)
+    t.status = res.statusCode
     return judgeAnswer(adapter, res, parseJson(res.text), t, opts)
   } catch (e) {
     return judgeError(e, t, opts)
@@ -103,7 +106,7 @@ function judgeAnswer(
     throw failure(t, 'upstream_invalid_request', refused)
   }
   if (status === 401 || status === 403) {
-    opts.onAuthFailure?.(status)
+    opts.onAuthFailure?.(status, adapter.name)
     throw failure(t, 'upstream_auth', new ApiError('upstream_error', 'The upstream refused our credentials'))
   }
   if (!RETRYABLE_STATUS(status))

@@ -62,7 +62,9 @@ export interface CallOptions {
   abort: CallAbort
   retries?: number
   backoff?: (attempt: number, retryAfterS: number | null) => number
-  onAuthFailure?: (status: number) => void
+  onAuthFailure?: (status: number, upstream?: string) => void
+  // Told of each attempt as it ends: its failure (null: it answered) and how long it took.
+  onAttempt?: (failure: unknown, ms: number) => void
 }
 
 // A failed upstream call: `api` is what the caller gets; `outcome` what the completions table records.
@@ -71,7 +73,8 @@ export class UpstreamFailure extends Error {
     readonly api: ApiError,
     readonly outcome: string,
     readonly attempts: number,
-    readonly requestId: string | null = null
+    readonly requestId: string | null = null,
+    readonly status: number | null = null
   ) {
     super(api.message)
   }

@@ -5,30 +5,30 @@ import type { Principal } from '../accounts/auth.js'
 import type { CompletionRequest } from '../api/schemas.js'
 import { type Attempted, UpstreamFailure, type Usage } from './call.js'
 import type { CompletionsDeps } from './completions.js'
-import { callUpstream, notConfigured } from './upstream.js'
+import type { Try } from './upstreams.js'
 import { CallAbort } from './abort.js'
 
 // One completion: its quota ticket, the upstream call with its deadline and retries, the record of how it went, and
 // the answer, released only once its quota unit is spent.
 export function completeWith(deps: CompletionsDeps) {
-  const { adapter, recorder, log } = deps
-  const onAuthFailure = (status: number) =>
-    log.error(`the ${adapter.name} upstream refused our credentials (${status}): check the API key setting`, {
-      upstream: adapter.name,
+  const { upstreams, recorder, log } = deps
+  const onAuthFailure = (status: number, upstream?: string) =>
+    log.error(`the ${upstream} upstream refused our credentials (${status}): check the API key setting`, {
+      upstream,
       status,
     })
   const { quota } = deps
 
   type Record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => void
   const recordFor =
-    (principal: Principal, alias: string, upstreamModel: string, t0: number): Record =>
+    (principal: Principal, alias: string, upstreamModel: string, t0: number, tries: Try[]): Record =>
     (outcome, attempts, requestId, usage) => {
       deps.metrics?.upstream(outcome, (performance.now() - t0) / 1000)
       recorder.record({
         account_id: principal.accountId,
         key_prefix: principal.prefix,
         model_alias: alias,
-        upstream_model: upstreamModel,
+        upstream_model: tries.at(-1)?.model ?? upstreamModel,
         input_tokens: usage?.input_tokens ?? 0,
         output_tokens: usage?.output_tokens ?? 0,
         cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
@@ -37,19 +37,21 @@ export function completeWith(deps: CompletionsDeps) {
         attempts,
         outcome,
         upstream_request_id: requestId,
+        upstream: tries.at(-1)?.upstream ?? null,
+        tries,
         created_at: new Date(),
       })
     }
 
   // A failed upstream call: recorded, and answered with its error, or with the quota's refusal when the reservation
   // that ran alongside it was refused and that is what aborted it (a call that failed on its own keeps its error).
-  async function failed(e: unknown, ticket: Ticket, record: Record): Promise<never> {
+  async function failed(e: unknown, ticket: Ticket, record: Record, tries: Try[]): Promise<never> {
     if (!(e instanceof UpstreamFailure)) throw e
     const refused = e.outcome === 'client_closed' && ticket.overlapped ? await ticket.decision() : null
     record(refused ? refusedOutcome(refused) : e.outcome, e.attempts, e.requestId)
     if (refused) throw refused
     log.warn('upstream call failed', {
-      upstream: adapter.name,
+      upstream: tries.at(-1)?.upstream,
       outcome: e.outcome,
       attempts: e.attempts,
       upstream_request_id: e.requestId,
@@ -58,9 +60,9 @@ export function completeWith(deps: CompletionsDeps) {
   }
 
   return async function complete({ principal, body, res, started }: Exchange<CompletionRequest>): Promise<Reply> {
-    const off = notConfigured(adapter)
+    const off = upstreams.notConfigured()
     if (off) throw off
-    const upstreamModel = adapter.models[body.model]
+    const upstreamModel = upstreams.model(body.model)
     const abort = new CallAbort()
     const cancel = () => abort.cancel()
     const onClose = () => res.writableFinished || cancel()
@@ -70,9 +72,9 @@ export function completeWith(deps: CompletionsDeps) {
     try {
       if (!ticket.overlapped) await ticket.committed()
       const t0 = performance.now()
-      const record = recordFor(principal, body.model, upstreamModel, t0)
+      const tries: Try[] = []
+      const record = recordFor(principal, body.model, upstreamModel, t0, tries)
       const call = {
-        model: upstreamModel,
         messages: body.messages,
         system: body.system,
         max_tokens: body.max_tokens,
@@ -80,15 +82,16 @@ export function completeWith(deps: CompletionsDeps) {
       }
       let r: Attempted
       try {
-        r = await callUpstream(adapter, call, {
+        const opts = {
           dispatcher: deps.dispatcher,
           timeoutMs: deps.timeoutMs,
           abort,
           onAuthFailure,
           backoff: deps.backoff,
-        })
+        }
+        r = await upstreams.call(body.model, call, opts, tries)
       } catch (e) {
-        return await failed(e, ticket, record)
+        return await failed(e, ticket, record, tries)
       }
       const upstreamMs = performance.now() - t0
       // The answer waits for its unit: committed, then spent (near the limit, counted first); a refusal meanwhile

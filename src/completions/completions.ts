@@ -5,13 +5,14 @@ import type { Metrics } from '../ops/metrics.js'
 import type { Quota } from '../quota/quota.js'
 import type { Recorder } from './recorder.js'
 import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
-import type { Adapter, CallOptions } from './call.js'
+import type { CallOptions } from './call.js'
+import type { Upstreams } from './upstreams.js'
 import { completeWith } from './complete.js'
 
 export interface CompletionsDeps {
   quota: Quota
   metrics?: Metrics
-  adapter: Adapter
+  upstreams: Upstreams
   dispatcher: Dispatcher
   recorder: Recorder
   log: Logger

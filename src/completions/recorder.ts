@@ -14,6 +14,8 @@ interface CompletionRecord {
   attempts: number
   outcome: string
   upstream_request_id: string | null
+  upstream: string | null
+  tries: { upstream: string; model: string; outcome: string; latency_ms: number }[]
   created_at: Date
 }
 
@@ -31,6 +33,8 @@ const COLUMNS = {
   attempts: 'int',
   outcome: 'text',
   upstream_request_id: 'text',
+  upstream: 'text',
+  tries: 'jsonb',
   created_at: 'timestamptz',
 } satisfies Record<keyof CompletionRecord, string>
 const NAMES = Object.keys(COLUMNS).join(', ')

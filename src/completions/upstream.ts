@@ -36,7 +36,7 @@ async function attempts(
   const retries = opts.retries ?? MAX_RETRIES
   const backoff = opts.backoff ?? jitteredBackoff
   for (let n = 1; ; n++) {
-    const outcome = await attempt(adapter, wire, opts, n)
+    const outcome = await observed(adapter, wire, opts, n)
     if ('done' in outcome) return outcome.done
     if (n > retries) throw outcome.retry
     const wait = backoff(n - 1, outcome.retryAfter)
@@ -47,6 +47,20 @@ async function attempts(
       const t = { attempt: n, requestId: null }
       throw opts.abort.byCaller ? clientGone(t) : timedOut(t, opts.timeoutMs)
     }
+  }
+}
+
+async function observed(adapter: Adapter, wire: WireRequest, opts: CallOptions, n: number) {
+  const onAttempt = opts.onAttempt
+  if (!onAttempt) return attempt(adapter, wire, opts, n)
+  const t0 = performance.now()
+  try {
+    const outcome = await attempt(adapter, wire, opts, n)
+    onAttempt('done' in outcome ? null : outcome.retry, performance.now() - t0)
+    return outcome
+  } catch (e) {
+    onAttempt(e, performance.now() - t0)
+    throw e
   }
 }
 

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
+import { missingUpstream, upstreamList } from './upstream-list.js'
 
 const int = (min: number, max: number) =>
   v.pipe(
@@ -112,9 +113,9 @@ export const settings = {
     doc: 'quota units a process reserved come back this long after it dies (its lease, renewed every third of it)',
   },
   STUDIO_UPSTREAM: {
-    schema: v.picklist(['anthropic', 'openai']),
+    schema: upstreamList,
     default: 'anthropic',
-    doc: 'upstream adapter: anthropic or openai (any OpenAI-compatible server)',
+    doc: 'upstream adapters in fallback order: anthropic, openai (any OpenAI-compatible server), or a list',
   },
   ANTHROPIC_API_KEY: { schema: text, doc: 'key for the anthropic adapter' },
   ANTHROPIC_BASE_URL: {
@@ -129,7 +130,7 @@ export const settings = {
   STUDIO_UPSTREAM_TIMEOUT_MS: {
     schema: int(1, 3_600_000),
     default: '120000',
-    doc: 'give up on an upstream answer after this long (504)',
+    doc: 'give up on an upstream answer after this long (504); in a fallback list, on each upstream but the last',
   },
   STUDIO_SHUTDOWN_TIMEOUT_MS: {
     schema: int(0, 3_600_000),
@@ -220,6 +221,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('STUDIO_MAIL_FROM', 'must be set when STUDIO_SMTP_URL is (the sender of every mail)')
   if (config.STUDIO_MAIL_FROM && !config.STUDIO_SMTP_URL)
     throw new ConfigError('STUDIO_SMTP_URL', 'must be set when STUDIO_MAIL_FROM is (the server mail is sent through)')
+  const missing = missingUpstream(config)
+  if (missing) throw new ConfigError(...missing)
   return config
 }
 

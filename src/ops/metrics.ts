@@ -117,6 +117,21 @@ class Gauge implements Family {
   }
 }
 
+// A gauge by one label, each of a fixed set of values read at scrape time.
+class GaugeBy implements Family {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private label: string,
+    private values: readonly string[],
+    private read: (value: string) => number
+  ) {}
+  render(out: string[]) {
+    header(out, this.name, this.help, 'gauge')
+    for (const v of this.values) out.push(`${this.name}${labelText([this.label], [v])} ${num(this.read(v))}`)
+  }
+}
+
 type Refusal = 'rate_limited' | 'quota_exceeded'
 
 // Seconds. Completions can take minutes (STUDIO_UPSTREAM_TIMEOUT_MS defaults to 120 s), hence the long tail.
@@ -133,6 +148,8 @@ export interface Metrics {
   refused(reason: Refusal): void
   // A value read at every scrape.
   gauge(name: string, help: string, read: () => number): void
+  // A value per label value, each of `values`, read at every scrape.
+  gaugeBy(name: string, help: string, label: string, values: readonly string[], read: (value: string) => number): void
   // A counter without labels, shown from 0; returns the function that adds one.
   counter(name: string, help: string): () => void
   // A counter by one label, each of `values` shown from 0; returns the function that adds one for a value.
@@ -206,6 +223,9 @@ export function createMetrics(): Metrics {
     },
     gauge(name, help, read) {
       families.push(new Gauge(name, help, read))
+    },
+    gaugeBy(name, help, label, values, read) {
+      families.push(new GaugeBy(name, help, label, values, read))
     },
     counter(name, help) {
       const counter = new Counter(name, help)

@@ -20,7 +20,7 @@ t.test('health and readiness need no key', async (t) => {
   t.same(await h.json(), { status: 'ok' })
   const r = await s.fetch('/readyz')
   t.equal(r.status, 200)
-  t.same(await r.json(), { status: 'ready', details: { rate_limiter: 'memory' } })
+  t.same(await r.json(), { status: 'ready', details: { rate_limiter: 'memory', upstreams: { anthropic: 'ok' } } })
 })
 
 t.test('GET /me for a key with a user', async (t) => {

@@ -4,14 +4,15 @@ import { writeFileSync } from 'node:fs'
 import { buildOpenApi } from '../../src/api/openapi.js'
 import { EVENT_ENVELOPES } from '../../src/events/catalogue.js'
 import { parseConfig } from '../../src/ops/config.js'
-import { adapterFor, apiRoutes } from '../../src/service.js'
+import { apiRoutes } from '../../src/service.js'
+import { adaptersFor, createUpstreams } from '../../src/completions/upstreams.js'
 import { CLIENT_TYPES, clientTypes } from './client-types.js'
 
 const doc = buildOpenApi(
   apiRoutes(
     null as never,
     { onAccountChange() {} } as never,
-    { adapter: adapterFor(parseConfig({})), quota: { onChange() {} } } as never
+    { upstreams: createUpstreams(adaptersFor(parseConfig({}))), quota: { onChange() {} } } as never
   ),
   EVENT_ENVELOPES
 )

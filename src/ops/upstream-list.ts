@@ -1,0 +1,31 @@
+import * as v from 'valibot'
+import type { Config } from './config.js'
+
+const UPSTREAMS = ['anthropic', 'openai'] as const
+type UpstreamName = (typeof UPSTREAMS)[number]
+// An ordered list of upstream names, tried in that order: `anthropic,openai`.
+export const upstreamList = v.pipe(
+  v.string(),
+  v.transform((s) => s.split(',').map((name) => name.trim())),
+  v.check(
+    (names) => names.every((n) => (UPSTREAMS as readonly string[]).includes(n)),
+    'must be anthropic, openai, or both in order, comma-separated (e.g. anthropic,openai)'
+  ),
+  v.check((names) => new Set(names).size === names.length, 'must not name an upstream twice'),
+  v.transform((names) => names as readonly UpstreamName[])
+)
+
+// In a fallback list, every upstream must be usable: one left unconfigured would fail its share of calls. Returns
+// the variable missing and why, or null.
+export function missingUpstream(
+  config: Pick<Config, 'STUDIO_UPSTREAM' | 'ANTHROPIC_API_KEY' | 'OPENAI_BASE_URL'>
+): [string, string] | null {
+  if (config.STUDIO_UPSTREAM.length < 2) return null
+  const needs = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_BASE_URL' } as const
+  for (const name of config.STUDIO_UPSTREAM) {
+    const variable = needs[name]
+    if (config[variable] === undefined)
+      return [variable, `must be set: ${name} is in STUDIO_UPSTREAM (${config.STUDIO_UPSTREAM.join(',')})`]
+  }
+  return null
+}
