@@ -53,6 +53,7 @@ export function matching(sql: Sql, accountId: string, f: LeadFilter) {
 }
 
 // The cursor is the last row's (created_at, id), opaque to the caller: the next page is everything strictly older.
+// It is sent back as text: a timestamptz parameter goes through a JS Date, which drops the microseconds.
 function cursorOf(s: string | null): [string, string] | null {
   if (!s) return null
   const [at, id] = Buffer.from(s, 'base64url').toString('utf8').split('|')
@@ -76,7 +77,7 @@ export async function leadsPage(sql: Sql, accountId: string, f: LeadFilter, afte
     select id, name, email, company, service, created_at,
            to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
     from leads where ${matching(sql, accountId, f)}
-    ${from ? sql`and (created_at, id) < (${from[0]}::timestamptz, ${from[1]}::uuid)` : sql``}
+    ${from ? sql`and (created_at, id) < (${from[0]}::text::timestamptz, ${from[1]}::uuid)` : sql``}
     order by created_at desc, id desc limit ${size + 1}`
   const leads: LeadSummary[] = rows.slice(0, size).map(({ at: _, ...lead }) => lead)
   const last = rows[size - 1]
