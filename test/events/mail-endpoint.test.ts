@@ -29,7 +29,7 @@ t.test("a disabled endpoint is mailed to the account's owners and admins, with w
   await inviteMember(sql, accountId, 'gone-admin@example.com', 'admin')
   await inviteMember(sql, accountId, 'gone-member@example.com', 'member')
   const gone = await receiver(t, (_, res) => res.writeHead(410).end())
-  const { id } = await addEndpoint(sql, { accountId, url: `${gone.url}?a=1&b=<2>` }, true)
+  const { id, secret } = await addEndpoint(sql, { accountId, url: `${gone.url}?a=1&b=<2>` }, true)
   const res = await s.fetch('/api/v1/leads', {
     method: 'POST',
     key,
@@ -52,8 +52,11 @@ t.test("a disabled endpoint is mailed to the account's owners and admins, with w
     t.match(mail.text, link)
     t.match(mail.html, endpoint.url.replaceAll('&', '&amp;'), 'the URL escaped in the HTML')
     t.match(mail.html, `<a href="${link}">`)
+    t.notMatch(mail.raw, secret, 'not the signing secret')
   }
-  t.equal(notices('gone-member@example.com').length, 0, 'a member is not told')
+  const [member] = await sql<{ n: number }[]>`
+    select count(*)::int as n from mail_deliveries where recipient = 'gone-member@example.com'`
+  t.equal(member.n, 0, 'a member is not told')
   const [row] = await sql<{ n: number }[]>`
     select count(*)::int as n from mail_deliveries where kind = 'endpoint' and account_id = ${accountId}`
   t.equal(row.n, 2, 'one mail each, once')

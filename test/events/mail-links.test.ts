@@ -70,7 +70,8 @@ t.test('the sign-in page: a link asked for by email is mailed, never shown', asy
   const b = new Browser(s.url)
   t.match((await b.get('/dashboard/signin')).text, 'action="/dashboard/signin/link"')
   const before = smtp.got.length
-  for (const email of [o.email, unique('nobody')]) {
+  const nobody = unique('nobody')
+  for (const email of [o.email, nobody]) {
     const asked = await b.post('/dashboard/signin/link', { email })
     t.equal(asked.status, 303)
     t.equal(asked.headers.get('location'), '/dashboard/signin?done=link-sent', 'the same answer for both')
@@ -79,7 +80,8 @@ t.test('the sign-in page: a link asked for by email is mailed, never shown', asy
   await eventually(() => smtp.to(o.email).length === 2, { what: 'the asked-for link' })
   const link = LINK.exec(smtp.to(o.email)[1].text)?.[0] ?? ''
   links.push(link)
-  t.equal(smtp.got.length, before + 1, 'no mail for an address without an account')
+  t.equal(smtp.got.length, before + 1)
+  t.same(await deliveries(nobody), [], 'no mail for an address without an account')
   const form = await new Browser(s.url).get(new URL(link).pathname)
   t.equal(form.status, 200)
   t.match(form.text, 'Choose a password')
@@ -88,6 +90,9 @@ t.test('the sign-in page: a link asked for by email is mailed, never shown', asy
 t.test('a link mail that cannot be sent before its link expires is dropped and wiped', async (t) => {
   const o = await owner()
   const invitee = unique('greylisted')
+  t.teardown(() => {
+    refuse = () => null
+  })
   refuse = (to) => (to === invitee ? { code: 451, message: 'Try later' } : null)
   await o.browser.submit('/dashboard/team', '/dashboard/team', { email: invitee, role: 'member' })
   await eventually(
@@ -104,7 +109,37 @@ t.test('a link mail that cannot be sent before its link expires is dropped and w
   await eventually(async () => (await deliveries(invitee))[0].state === 'expired', { what: 'expired' })
   t.equal((await deliveries(invitee))[0].message, null, 'the link is wiped')
   t.equal(smtp.to(invitee).length, 0)
-  refuse = () => null
+})
+
+t.test('a link mail whose next try would come after its link expires is given up at once', async (t) => {
+  const before = offset
+  t.teardown(() => {
+    offset = before
+    refuse = () => null
+  })
+  offset = 0
+  const o = await owner()
+  const invitee = unique('late')
+  refuse = (to) => (to === invitee ? { code: 451, message: 'Try later' } : null)
+  await o.browser.submit('/dashboard/team', '/dashboard/team', { email: invitee, role: 'member' })
+  const tried = async () =>
+    (
+      await sql<{ outcome: string; code: number }[]>`
+      select a.outcome, a.code from mail_attempts a join mail_deliveries m on m.id = a.delivery_id
+      where m.recipient = ${invitee} order by a.id`
+    ).map((a) => [a.outcome, a.code])
+  await eventually(async () => (await tried()).length === 1, { what: 'a first, refused attempt' })
+  const [{ expiresAt }] = await sql<{ expiresAt: Date }[]>`
+    select expires_at as "expiresAt" from mail_deliveries where recipient = ${invitee}`
+  // A minute before the link expires: the retry (5 s after the first) is due, and the next would be 5 min later.
+  offset = expiresAt.getTime() - 60_000 - Date.now()
+  await eventually(async () => (await tried()).length === 2, { what: 'the second attempt' })
+  t.same(await tried(), [
+    ['retry', 451],
+    ['failed', 451],
+  ])
+  t.same(await deliveries(invitee), [{ kind: 'invite', state: 'failed', message: null }], 'given up, the link wiped')
+  t.equal(smtp.to(invitee).length, 0)
 })
 
 t.test('mail off: Team shows the link only, the sign-in page offers no mail', async (t) => {
