@@ -89,3 +89,19 @@ export const usageByKey = (sql: Sql, accountId: string, month: Month) => sql<Key
   from completions c left join api_keys k on k.prefix = c.key_prefix
   where c.account_id = ${accountId} and c.created_at >= ${month.start} and c.created_at < ${month.end}
   group by c.key_prefix, k.name order by count(*) desc, c.key_prefix`
+
+export interface UpstreamUsage {
+  account_id: string
+  upstream: string
+  calls: number
+  failed: number
+}
+
+// Calls sent to each upstream (every attempt, from each completion's `tries`), per account or for the one named.
+export const usageByUpstream = (sql: Sql, month: Month, accountId?: string) => sql<UpstreamUsage[]>`
+  select c.account_id, t.try->>'upstream' as upstream, count(*)::int as calls,
+         count(*) filter (where t.try->>'outcome' <> 'ok')::int as failed
+  from completions c cross join lateral jsonb_array_elements(coalesce(c.tries, '[]'::jsonb)) as t(try)
+  where c.created_at >= ${month.start} and c.created_at < ${month.end}
+    ${accountId ? sql`and c.account_id = ${accountId}` : sql``}
+  group by 1, 2 order by 1, 2`

@@ -1,7 +1,7 @@
 import { createKey, listKeys, revokeKey, rotateKey, saveUser, setPlan } from '../accounts/accounts.js'
 import { recordKeyChanges } from '../events/key-events.js'
 import { createSigninLink } from '../accounts/signin-links.js'
-import { usageByAccount, usageMonth } from '../accounts/usage.js'
+import { usageByAccount, usageByUpstream, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
 import { baseUrl } from '../ops/listen.js'
@@ -162,15 +162,24 @@ export const commands: Command[] = [
   },
   {
     name: 'usage',
-    args: '[--month YYYY-MM]',
+    args: '[--month YYYY-MM] [--by upstream]',
     help:
       'per account, this month (UTC) or the one named: completions answered and failed,\ninput and output tokens, ' +
-      'quota used, limit and left',
+      'quota used, limit and left; --by upstream: calls sent to each upstream and failed',
     run: ({ values, io, config, database }) => {
       const month = usageMonth(values.month ?? Date.now())
       if (!month) throw new UsageError('--month: expected YYYY-MM')
+      if (values.by !== undefined && values.by !== 'upstream') throw new UsageError('--by: expected upstream')
       const limit = (n: number | null) => (n === null ? 'unlimited' : String(n))
       return database(async (sql) => {
+        if (values.by === 'upstream') {
+          const rows = await usageByUpstream(sql, month)
+          return printTable(
+            io,
+            ['ACCOUNT', 'UPSTREAM', 'CALLS', 'FAILED'],
+            rows.map((r) => [r.account_id, r.upstream, r.calls, r.failed])
+          )
+        }
         printTable(
           io,
           ['ACCOUNT', 'PLAN', 'USER', 'COMPLETIONS', 'FAILED', 'INPUT_TOKENS', 'OUTPUT_TOKENS'].concat([

@@ -1,4 +1,13 @@
-import { type DayUsage, type KeyUsage, usageByAccount, usageByDay, usageByKey, usageMonth } from '../accounts/usage.js'
+import {
+  type DayUsage,
+  type KeyUsage,
+  type UpstreamUsage,
+  usageByAccount,
+  usageByDay,
+  usageByKey,
+  usageByUpstream,
+  usageMonth,
+} from '../accounts/usage.js'
 import type { Month } from '../quota/month.js'
 import { html, type Html } from './html.js'
 import { empty, page } from './layout.js'
@@ -50,6 +59,16 @@ const keyTable = (keys: KeyUsage[]) =>
         html`<p>Call <code>POST /api/v1/ai/completions</code> with a key.</p>`
       )}</div>`
 
+// Shown only once some completion went through a named upstream (rows from before that have no attempts recorded).
+const upstreamTable = (rows: UpstreamUsage[]) =>
+  rows.length
+    ? html`<h2>By upstream</h2><div class="table-wrap"><table><thead><tr><th>Upstream</th>
+<th class="num">Calls</th><th class="num">Failed</th></tr></thead><tbody>${rows.map(
+        (r) => html`<tr><td>${r.upstream}</td><td class="num">${fmt(r.calls)}</td>
+<td class="num">${fmt(r.failed)}</td></tr>`
+      )}</tbody></table></div>`
+    : ''
+
 function months(now: Date, selected: string) {
   return Array.from({ length: 12 }, (_, i) => {
     const m = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - i, 1)).toISOString().slice(0, 7)
@@ -63,10 +82,11 @@ async function usagePage(deps: DashboardDeps, ctx: PageCtx) {
   if (!month) throw new Error('unreachable: the current month')
   const { sql, config } = deps
   const accountId = ctx.user.accountId
-  const [[u], days, keys] = await Promise.all([
+  const [[u], days, keys, upstreams] = await Promise.all([
     usageByAccount(sql, month, config, accountId),
     usageByDay(sql, accountId, month),
     usageByKey(sql, accountId, month),
+    usageByUpstream(sql, month, accountId),
   ])
   const stat = (value: string, label: string) => html`<div class="stat"><b>${value}</b><span>${label}</span></div>`
   return page(
@@ -84,7 +104,7 @@ async function usagePage(deps: DashboardDeps, ctx: PageCtx) {
 <div class="stats">${stat(fmt(u.completions), 'completions')}${stat(fmt(u.failed), 'failed calls')}
 ${stat(fmt(u.input_tokens), 'tokens in')}${stat(fmt(u.output_tokens), 'tokens out')}</div>
 <div class="card"><h2>Completions per day</h2>${dayChart(month, days)}</div>
-<h2>By key</h2>${keyTable(keys)}`
+<h2>By key</h2>${keyTable(keys)}${upstreamTable(upstreams)}`
   )
 }
 

@@ -121,3 +121,31 @@ t.test('studio usage: per account, this month', async (t) => {
     t.match(bad.err.at(-1), /^usage: studio /)
   }
 })
+
+t.test('studio usage --by upstream: every attempt, per account and upstream', async (t) => {
+  const dbEnv = await testDatabase(t)
+  const db = await openTestDatabase(t, dbEnv)
+  const sql = db.sql
+  const key = await issueKey(sql, { email: 'fallback@example.com' })
+  const prefix = key.split('_')[1]
+  const [{ account_id }] = await sql`select account_id from api_keys where prefix = ${prefix}`
+  const attempt = (upstream: string, outcome: string) => ({ upstream, model: 'm', outcome, latency_ms: 5 })
+  const completion = (outcome: string, tries: unknown[] | null) => sql`
+    insert into completions (account_id, key_prefix, model_alias, upstream_model, latency_ms, attempts, outcome, tries)
+    values (${account_id}, ${prefix}, 'primary', 'm', 10, ${tries?.length ?? 1}, ${outcome}, ${tries as never})`
+  await completion('ok', [attempt('anthropic', 'upstream_unavailable'), attempt('openai', 'ok')])
+  await completion('ok', [attempt('anthropic', 'ok')])
+  await completion('upstream_unavailable', [
+    attempt('anthropic', 'upstream_timeout'),
+    attempt('openai', 'upstream_unavailable'),
+  ])
+  await completion('ok', null)
+  const { code, rows } = await cli(dbEnv, ['usage', '--by', 'upstream'])
+  t.equal(code, 0)
+  t.same(rows, [
+    { ACCOUNT: account_id, UPSTREAM: 'anthropic', CALLS: '3', FAILED: '2' },
+    { ACCOUNT: account_id, UPSTREAM: 'openai', CALLS: '2', FAILED: '1' },
+  ])
+  const bad = await cli(dbEnv, ['usage', '--by', 'key'])
+  t.equal(bad.code, 2)
+})

@@ -253,6 +253,17 @@ t.test('usage: quota, chart, month selector', async (t) => {
   t.match(page.text, '<svg class="chart"')
   t.match(page.text, 'of 100')
   t.match(page.text, 'No completions this month')
+  t.notMatch(page.text, 'By upstream', 'no upstream table without calls')
+  const [{ account_id }] = await server.db.sql`select account_id from users where email = 'usage@example.com'`
+  const tries = [
+    { upstream: 'anthropic', model: 'm', outcome: 'upstream_unavailable', latency_ms: 3 },
+    { upstream: 'openai', model: 'm', outcome: 'ok', latency_ms: 4 },
+  ]
+  await server.db.sql`insert into completions (account_id, key_prefix, model_alias, upstream_model, latency_ms,
+    attempts, outcome, upstream, tries) values (${account_id}, 'k', 'primary', 'm', 7, 2, 'ok', 'openai', ${tries as never})`
+  const upstreams = (await b.get('/dashboard/usage')).text
+  t.match(upstreams, /By upstream[\s\S]*<td>anthropic<\/td><td class="num">1<\/td>\s*<td class="num">1<\/td>/)
+  t.match(upstreams, /<td>openai<\/td><td class="num">1<\/td>\s*<td class="num">0<\/td>/)
   t.equal((await b.get('/dashboard/usage?month=2020-01')).status, 200)
   t.equal((await b.get('/dashboard/usage?month=bogus')).status, 200)
 })
