@@ -124,7 +124,7 @@ t.test('one service over Redis: headers and /readyz', { skip }, async (t) => {
   }
   t.same(seen, ['200 "default";r=2;t=60', '200 "default";r=1;t=60', '200 "default";r=0;t=60', '429 "default";r=0;t=60'])
   const ready = await s.fetch('/readyz')
-  t.same(await ready.json(), { status: 'ready', details: { rate_limiter: 'redis' } })
+  t.same(await ready.json(), { status: 'ready', details: { rate_limiter: 'redis', upstreams: { anthropic: 'ok' } } })
 })
 
 // Sends one request to each server in turn (a fresh connection each time) and returns the statuses and headers.
@@ -167,7 +167,13 @@ t.test('two server processes over one PostgreSQL and one Redis', { skip }, async
     )
     // The reset is whole seconds from the oldest request in the window: it may tick down while a busy machine serves
     // the twelve requests, but never past the window.
-    const fields = got.map((g) => /^"default";r=(\d+);t=(\d+)$/.exec(g.ratelimit ?? '')?.slice(1).map(Number))
+    const field = /^"default";r=(\d+);t=(\d+)$/
+    const fields = got.map((g) =>
+      field
+        .exec(g.ratelimit ?? '')
+        ?.slice(1)
+        .map(Number)
+    )
     t.same(
       fields.map((f) => f?.[0]),
       [9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0],
