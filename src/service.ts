@@ -38,6 +38,8 @@ export interface ServiceOptions {
   db?: Database
   dispatcher?: Dispatcher
   backoff?: CallOptions['backoff']
+  // A stream's ping interval (completions/sse-reply.ts), shortened by tests.
+  pingMs?: number
   metrics?: Metrics
   webhooks?: WebhooksDeps['options']
 }
@@ -152,6 +154,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     metrics,
     timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS,
     backoff: opts.backoff,
+    pingMs: opts.pingMs,
   }
   const routes = [
     ...apiRoutes(db.sql, keys, completions, { mail: mail !== undefined, wake: webhooks.wake }),

@@ -111,11 +111,23 @@ function errorResponses(codes: ErrorCode[]): Record<string, Json> {
 
 export type Ref = (s: v.GenericSchema) => Json
 
+// A stream of server-sent events: OpenAPI 3.1 has no schema for each event, so the body is a string and
+// `x-events` gives each event's data schema (the contract check in the tests reads it).
+function eventStream(events: NonNullable<ResponseDoc['events']>, ref: Ref): Json {
+  const data: Json = {}
+  for (const [name, schema] of Object.entries(events.data)) data[name] = ref(schema)
+  data.error = errorSchema(events.errors)
+  return { schema: { type: 'string', description: events.description }, 'x-events': data }
+}
+
 function successResponse(doc: ResponseDoc, ref: Ref): Json {
+  const content: Json = {}
+  if (doc.schema) content['application/json'] = { schema: ref(doc.schema) }
+  if (doc.events) content['text/event-stream'] = eventStream(doc.events, ref)
   return {
     description: doc.description,
     headers: { 'x-request-id': requestId, ...rateHeaders, ...doc.headers },
-    ...(doc.schema ? { content: { 'application/json': { schema: ref(doc.schema) } } } : {}),
+    ...(doc.schema || doc.events ? { content } : {}),
   }
 }
 

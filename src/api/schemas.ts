@@ -124,6 +124,13 @@ export const CompletionRequest = v.pipe(
         v.description('Sent upstream only when given; otherwise the model default applies.')
       )
     ),
+    stream: v.optional(
+      v.pipe(
+        v.boolean('must be a boolean'),
+        v.description('Answer with server-sent events (`text/event-stream`): `delta`s, then `done` or `error`.')
+      ),
+      false
+    ),
   }),
   v.title('CompletionRequest')
 )
@@ -143,4 +150,9 @@ export const CompletionResponse = v.pipe(
     }),
   }),
   v.title('CompletionResponse')
+)
+
+export const CompletionDelta = v.pipe(
+  v.object({ text: v.pipe(v.string(), v.description('The next piece of the generated text.')) }),
+  v.title('CompletionDelta')
 )

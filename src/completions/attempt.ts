@@ -72,7 +72,8 @@ export async function attempt(adapter: Adapter, wire: WireRequest, opts: CallOpt
       headersTimeout: opts.timeoutMs + BACKSTOP_MS,
       bodyTimeout: opts.timeoutMs + BACKSTOP_MS,
     }
-    const res = await exchange(opts.dispatcher, options, opts.abort, adapter.requestIdHeader)
+    opts.stream?.begin(adapter)
+    const res = await exchange(opts.dispatcher, options, opts.abort, adapter.requestIdHeader, opts.stream)
     t.requestId = res.requestId === null ? null : res.requestId.slice(0, 200)
     t.status = res.statusCode
     return judgeAnswer(adapter, res, parseJson(res.text), t, opts)
@@ -90,6 +91,7 @@ function judgeAnswer(
 ): Outcome {
   const status = res.statusCode
   if (status >= 200 && status < 300) {
+    if (opts.stream) return { done: { completion: null, requestId: t.requestId, attempts: t.attempt } }
     try {
       return { done: { completion: adapter.parse(body), requestId: t.requestId, attempts: t.attempt } }
     } catch (e) {

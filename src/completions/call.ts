@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici'
 import type { ApiError } from '../http/errors.js'
 import type { Config } from '../ops/config.js'
 import type { CallAbort } from './abort.js'
+import type { Streamed, UpstreamStream } from './stream.js'
 
 // What an upstream call is: the call, the adapter that puts it on the wire of one upstream protocol, the answer and
 // the failure, whatever the protocol.
@@ -14,6 +15,7 @@ export interface CompletionCall {
   system?: string
   max_tokens: number
   temperature?: number
+  stream?: boolean
 }
 
 export interface Usage {
@@ -45,12 +47,16 @@ export interface Adapter {
   requestIdHeader: string
   request(call: CompletionCall): WireRequest
   parse(body: unknown): Completion
+  // One event of a streamed answer, read into `into`: the text it adds ('' for none), or null for an event that is
+  // not part of the answer (a ping). Throws an UpstreamStreamError for the upstream's error event.
+  readEvent(type: string, data: string, into: Streamed): string | null
   errorMessage(body: unknown): string | null
   spendLimit(status: number, body: unknown): boolean
 }
 
 export interface Attempted {
-  completion: Completion
+  // null for a streamed call: its stream carries the answer.
+  completion: Completion | null
   requestId: string | null
   attempts: number
 }
@@ -65,6 +71,8 @@ export interface CallOptions {
   onAuthFailure?: (status: number, upstream?: string) => void
   // Told of each attempt as it ends: its failure (null: it answered) and how long it took.
   onAttempt?: (failure: unknown, ms: number) => void
+  // A streamed call: each attempt's 2xx body goes to it, and the attempt ends at its first event.
+  stream?: UpstreamStream
 }
 
 // A failed upstream call: `api` is what the caller gets; `outcome` what the completions table records.

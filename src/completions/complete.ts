@@ -1,12 +1,13 @@
 import type { Exchange, Reply } from '../http/route.js'
-import { ApiError } from '../http/errors.js'
 import type { Ticket } from '../quota/ticket.js'
 import type { Principal } from '../accounts/auth.js'
 import type { CompletionRequest } from '../api/schemas.js'
-import { type Attempted, UpstreamFailure, type Usage } from './call.js'
+import { type Attempted, type CompletionCall, UpstreamFailure } from './call.js'
+import { type Record, refusedOutcome } from './record.js'
 import type { CompletionsDeps } from './completions.js'
 import type { Try } from './upstreams.js'
 import { CallAbort } from './abort.js'
+import { streamWith } from './stream-complete.js'
 
 // One completion: its quota ticket, the upstream call with its deadline and retries, the record of how it went, and
 // the answer, released only once its quota unit is spent.
@@ -19,10 +20,9 @@ export function completeWith(deps: CompletionsDeps) {
     })
   const { quota } = deps
 
-  type Record = (outcome: string, attempts: number, requestId: string | null, usage?: Usage) => void
   const recordFor =
     (principal: Principal, alias: string, upstreamModel: string, t0: number, tries: Try[]): Record =>
-    (outcome, attempts, requestId, usage) => {
+    (outcome, attempts, requestId, usage, usageMissing = false) => {
       deps.metrics?.upstream(outcome, (performance.now() - t0) / 1000)
       recorder.record({
         account_id: principal.accountId,
@@ -40,6 +40,7 @@ export function completeWith(deps: CompletionsDeps) {
         upstream: tries.at(-1)?.upstream ?? null,
         tries,
         created_at: new Date(),
+        usage_missing: usageMissing,
       })
     }
 
@@ -59,7 +60,10 @@ export function completeWith(deps: CompletionsDeps) {
     throw e.api
   }
 
-  return async function complete({ principal, body, res, started }: Exchange<CompletionRequest>): Promise<Reply> {
+  const stream = streamWith(deps, failed)
+
+  return async function complete(x: Exchange<CompletionRequest>): Promise<Reply> {
+    const { principal, body, res, started } = x
     const off = upstreams.notConfigured()
     if (off) throw off
     const upstreamModel = upstreams.model(body.model)
@@ -74,21 +78,22 @@ export function completeWith(deps: CompletionsDeps) {
       const t0 = performance.now()
       const tries: Try[] = []
       const record = recordFor(principal, body.model, upstreamModel, t0, tries)
-      const call = {
+      const call: Omit<CompletionCall, 'model'> = {
         messages: body.messages,
         system: body.system,
         max_tokens: body.max_tokens,
         temperature: body.temperature,
       }
+      const opts = {
+        dispatcher: deps.dispatcher,
+        timeoutMs: deps.timeoutMs,
+        abort,
+        onAuthFailure,
+        backoff: deps.backoff,
+      }
+      if (body.stream) return await stream(body.model, { ...call, stream: true }, opts, x, ticket, record, tries)
       let r: Attempted
       try {
-        const opts = {
-          dispatcher: deps.dispatcher,
-          timeoutMs: deps.timeoutMs,
-          abort,
-          onAuthFailure,
-          backoff: deps.backoff,
-        }
         r = await upstreams.call(body.model, call, opts, tries)
       } catch (e) {
         return await failed(e, ticket, record, tries)
@@ -96,22 +101,19 @@ export function completeWith(deps: CompletionsDeps) {
       const upstreamMs = performance.now() - t0
       // The answer waits for its unit: committed, then spent (near the limit, counted first); a refusal meanwhile
       // is the caller's answer instead.
+      const completion = r.completion!
       try {
         await ticket.spend()
       } catch (refused) {
-        record(refusedOutcome(refused), r.attempts, r.requestId, r.completion.usage)
+        record(refusedOutcome(refused), r.attempts, r.requestId, completion.usage)
         throw refused
       }
-      record('ok', r.attempts, r.requestId, r.completion.usage)
+      record('ok', r.attempts, r.requestId, completion.usage)
       const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - started).toFixed(1)}`
-      return { status: 200, body: r.completion, headers: { 'server-timing': timing } }
+      return { status: 200, body: completion, headers: { 'server-timing': timing } }
     } finally {
       res.off('close', onClose)
       await ticket.giveBack()
     }
   }
 }
-
-// The completions table's outcome for a call whose unit was refused while the call was under way.
-const refusedOutcome = (e: unknown) =>
-  e instanceof ApiError && e.code === 'quota_exceeded' ? 'quota_exceeded' : 'quota_unavailable'

@@ -1,10 +1,11 @@
 import type { Dispatcher } from 'undici'
 import { BASE, route, type Route } from '../http/route.js'
+import type { ErrorCode } from '../http/errors.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import type { Quota } from '../quota/quota.js'
 import type { Recorder } from './recorder.js'
-import { CompletionRequest, CompletionResponse } from '../api/schemas.js'
+import { CompletionDelta, CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
 import type { Upstreams } from './upstreams.js'
 import { completeWith } from './complete.js'
@@ -18,6 +19,8 @@ export interface CompletionsDeps {
   log: Logger
   timeoutMs: number
   backoff?: CallOptions['backoff']
+  // Milliseconds of silence before a stream's `: ping` (sse-reply.ts); tests shorten it.
+  pingMs?: number
 }
 
 // POST /api/v1/ai/completions (the operation: complete.ts).
@@ -27,14 +30,25 @@ export function completionsRoute(deps: CompletionsDeps): Route {
     path: `${BASE}/ai/completions`,
     uses: ['key', 'quota', 'upstream'],
     body: CompletionRequest,
-    summary: 'Create a non-streaming language-model completion',
+    summary: 'Create a language-model completion, whole or streamed',
     operationId: 'createCompletion',
     responses: {
-      200: { description: 'The completion', schema: CompletionResponse, headers: { 'Server-Timing': serverTiming } },
+      200: {
+        description: 'The completion (`application/json`), or with `stream: true` its server-sent events',
+        schema: CompletionResponse,
+        headers: { 'Server-Timing': serverTiming },
+        events: { description: EVENTS, data: { delta: CompletionDelta, done: CompletionResponse }, errors: ERRORS },
+      },
     },
     handle: completeWith(deps),
   })
 }
+
+const EVENTS =
+  'Server-sent events: `delta` (`{"text"}`, each piece of text in order), then `done` (the CompletionResponse, ' +
+  'once, last) or `error` (the Error body, when the call fails after the stream began); `: ping` comments keep ' +
+  'the connection while nothing else is sent. Errors before the first event are ordinary JSON answers.'
+const ERRORS: ErrorCode[] = ['upstream_error', 'quota_exceeded', 'service_unavailable']
 
 const serverTiming = {
   description: 'Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added.',

@@ -1,9 +1,11 @@
 import type { Dispatcher } from 'undici'
 import type { CallAbort } from './abort.js'
+import { type UpstreamStream, UpstreamStreamError } from './stream.js'
 
 // One upstream HTTP exchange through undici's `dispatch`, its answer collected whole: the status, the two headers an
-// attempt reads, and the body as text. Not undici's `request` API: for a body read whole anyway, that makes an
-// AsyncResource, a Readable stream and a parsed object of every header per call.
+// attempt reads, and the body as text; or, for a streamed call's 2xx, its body pushed to the stream as it arrives, the
+// answer (without text) given at the stream's first event. Not undici's `request` API: for a body read whole anyway,
+// that makes an AsyncResource, a Readable stream and a parsed object of every header per call.
 
 export interface Answer {
   statusCode: number
@@ -24,12 +26,16 @@ class Collector {
   retryAfter: string | null = null
   private chunks: Buffer[] = []
   private stop: ((e: Error) => void) | null = null
+  // Whether the body goes to `stream`; whether the answer was given (a streamed one, at its first event).
+  private streaming = false
+  private answered = false
 
   constructor(
     private abort: CallAbort,
     private idHeader: string,
     private resolve: (a: Answer) => void,
-    private reject: (e: unknown) => void
+    private reject: (e: unknown) => void,
+    private stream: UpstreamStream | undefined
   ) {}
 
   private onAbort = () => this.stop?.(aborted())
@@ -50,24 +56,42 @@ class Collector {
       if (name === this.idHeader) this.requestId ??= raw[i + 1].toString()
       else if (name === 'retry-after') this.retryAfter ??= raw[i + 1].toString('latin1')
     }
+    this.streaming = this.stream !== undefined && statusCode < 300
     return true
   }
 
   onData(chunk: Buffer) {
-    this.chunks.push(chunk)
+    if (!this.streaming) {
+      this.chunks.push(chunk)
+      return true
+    }
+    const stream = this.stream!
+    stream.push(chunk)
+    if (stream.failure) this.stop?.(stream.failure)
+    else if (stream.started && !this.answered) this.answer('')
     return true
   }
 
   onComplete() {
     this.done()
+    if (this.streaming) {
+      if (this.answered) this.stream!.end()
+      else this.reject(new UpstreamStreamError('The upstream stream ended before its first event'))
+      return
+    }
     const { chunks } = this
-    const text = chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString()
-    this.resolve({ statusCode: this.statusCode, requestId: this.requestId, retryAfter: this.retryAfter, text })
+    this.answer(chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString())
   }
 
   onError(e: Error) {
     this.done()
-    this.reject(e)
+    if (this.answered) this.stream!.fail(e)
+    else this.reject(e)
+  }
+
+  private answer(text: string) {
+    this.answered = true
+    this.resolve({ statusCode: this.statusCode, requestId: this.requestId, retryAfter: this.retryAfter, text })
   }
 
   private done() {
@@ -76,8 +100,15 @@ class Collector {
   }
 }
 
-export function exchange(dispatcher: Dispatcher, opts: Options, abort: CallAbort, idHeader: string) {
+export function exchange(
+  dispatcher: Dispatcher,
+  opts: Options,
+  abort: CallAbort,
+  idHeader: string,
+  stream?: UpstreamStream
+) {
   return new Promise<Answer>((resolve, reject) => {
-    dispatcher.dispatch(opts, new Collector(abort, idHeader, resolve, reject) as unknown as Dispatcher.DispatchHandler)
+    const collector = new Collector(abort, idHeader, resolve, reject, stream)
+    dispatcher.dispatch(opts, collector as unknown as Dispatcher.DispatchHandler)
   })
 }

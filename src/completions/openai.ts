@@ -1,4 +1,5 @@
-import { type Adapter, type CompletionCall, int, splitBase, type UpstreamConfig } from './call.js'
+import { type Adapter, type CompletionCall, int, splitBase, type UpstreamConfig, type Usage } from './call.js'
+import { type Streamed, UpstreamStreamError } from './stream.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: an upstream JSON body, checked field by field
 type Body = Record<string, any>
@@ -9,6 +10,40 @@ const STOP_REASONS: Record<string, string> = {
   tool_calls: 'tool_use',
   function_call: 'tool_use',
   content_filter: 'refusal',
+}
+
+const stopReason = (reason: unknown) => (typeof reason === 'string' ? (STOP_REASONS[reason] ?? reason) : null)
+
+// OpenAI counts cached prompt tokens inside prompt_tokens; ours are apart, as Anthropic's.
+function usageOf(usage: Body): Usage {
+  const cached = int(usage.prompt_tokens_details?.cached_tokens)
+  return {
+    input_tokens: Math.max(0, int(usage.prompt_tokens) - cached),
+    output_tokens: int(usage.completion_tokens),
+    cache_read_input_tokens: cached,
+    cache_creation_input_tokens: 0,
+  }
+}
+
+// One chunk of a chat-completions stream: text from choices[0].delta.content, the usage from the last chunk (asked
+// for with stream_options.include_usage), the end at `[DONE]`.
+function readEvent(_type: string, data: string, into: Streamed): string | null {
+  if (data === '[DONE]') {
+    into.finished = true
+    return ''
+  }
+  const chunk = JSON.parse(data) as Body
+  if (chunk?.error) throw new UpstreamStreamError(`The upstream failed: ${String(chunk.error.message ?? chunk.error)}`)
+  if (typeof chunk.model === 'string') into.model = chunk.model
+  if (chunk.usage && typeof chunk.usage === 'object') {
+    into.usage = usageOf(chunk.usage)
+    into.usageSeen = true
+  }
+  const choice = chunk.choices?.[0]
+  if (!choice) return ''
+  if (choice.finish_reason != null) into.stop_reason = stopReason(choice.finish_reason)
+  const text = choice.delta?.content
+  return typeof text === 'string' ? text : ''
 }
 
 // Any OpenAI-compatible chat-completions server: OpenAI itself, Ollama, vLLM, llama.cpp.
@@ -30,26 +65,23 @@ export function openaiAdapter(config: UpstreamConfig): Adapter {
         call.system !== undefined ? [{ role: 'system', content: call.system }, ...call.messages] : call.messages
       const body: Body = { model: call.model, messages, max_tokens: call.max_tokens }
       if (call.temperature !== undefined) body.temperature = call.temperature
+      if (call.stream) {
+        body.stream = true
+        body.stream_options = { include_usage: true }
+      }
       return { path, headers, body: JSON.stringify(body) }
     },
+    readEvent,
     parse(b: unknown) {
       const body = b as Body
       const choice = body?.choices?.[0]
       if (!choice || typeof choice !== 'object') throw new Error('no choices')
       const content = choice.message?.content
-      const usage = body.usage ?? {}
-      const cached = int(usage.prompt_tokens_details?.cached_tokens)
-      const reason = choice.finish_reason
       return {
         model: typeof body.model === 'string' ? body.model : '',
         content: typeof content === 'string' ? content : '',
-        stop_reason: typeof reason === 'string' ? (STOP_REASONS[reason] ?? reason) : null,
-        usage: {
-          input_tokens: Math.max(0, int(usage.prompt_tokens) - cached),
-          output_tokens: int(usage.completion_tokens),
-          cache_read_input_tokens: cached,
-          cache_creation_input_tokens: 0,
-        },
+        stop_reason: stopReason(choice.finish_reason),
+        usage: usageOf(body.usage ?? {}),
       }
     },
     errorMessage: (b) => {

@@ -17,6 +17,7 @@ interface CompletionRecord {
   upstream: string | null
   tries: { upstream: string; model: string; outcome: string; latency_ms: number }[]
   created_at: Date
+  usage_missing: boolean
 }
 
 // Each column with its type, in the table's order.
@@ -36,6 +37,7 @@ const COLUMNS = {
   upstream: 'text',
   tries: 'jsonb',
   created_at: 'timestamptz',
+  usage_missing: 'boolean',
 } satisfies Record<keyof CompletionRecord, string>
 const NAMES = Object.keys(COLUMNS).join(', ')
 const TYPED = Object.entries(COLUMNS)

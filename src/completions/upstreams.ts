@@ -100,7 +100,8 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
     try {
       return await callUpstream(u.adapter, call, { ...opts, abort, onAttempt, ...(retries ? {} : { retries: 0 }) })
     } finally {
-      opts.abort.removeListener('abort', cancel)
+      // A stream goes on past its first event, where this returns: the call's abort must still end it.
+      if (!opts.stream) opts.abort.removeListener('abort', cancel)
     }
   }
 

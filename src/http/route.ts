@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type * as v from 'valibot'
 import type { Principal } from '../accounts/auth.js'
+import type { ErrorCode } from './errors.js'
 import type { Headers } from './io.js'
 import type { Use } from './uses.js'
 
@@ -32,6 +33,9 @@ export interface ResponseDoc {
   description: string
   schema?: v.GenericSchema
   headers?: Record<string, { description: string; schema: Record<string, unknown> }>
+  // The server-sent events the response is made of instead, when the request asks for a stream (text/event-stream):
+  // each event's name and the schema of its data; `error` events carry the Error body with one of `errors`.
+  events?: { description: string; data: Record<string, v.GenericSchema>; errors: ErrorCode[] }
 }
 
 // A route declares what it uses (`uses`, plus `body` and `headers` when it reads them); the error statuses it can

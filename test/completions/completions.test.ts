@@ -288,7 +288,8 @@ const invalid: [string, unknown, string][] = [
   ['temperature above 1', { ...hello, temperature: 1.1 }, 'temperature'],
   ['temperature a string', { ...hello, temperature: '0.5' }, 'temperature'],
   ['system not a string', { ...hello, system: ['x'] }, 'system'],
-  ['unknown field', { ...hello, stream: true }, 'stream'],
+  ['unknown field', { ...hello, top_p: 1 }, 'top_p'],
+  ['stream not a boolean', { ...hello, stream: 'yes' }, 'stream'],
 ]
 t.test('422 rules: the upstream sees no call', async (t) => {
   for (const [name, body, path] of invalid) {

@@ -100,3 +100,105 @@ export const openaiCompletion = (over: Record<string, unknown> = {}) => ({
   usage: { prompt_tokens: 20, completion_tokens: 7, total_tokens: 27, prompt_tokens_details: { cached_tokens: 8 } },
   ...over,
 })
+
+export interface SseOptions {
+  // The sizes of the pieces the body is written in, in bytes, cycled: boundaries fall inside lines, CRLFs and
+  // multi-byte characters.
+  sizes?: number[]
+  // Awaited after the headers, before the first piece (an upstream slow to start).
+  gate?: Promise<unknown>
+  // Awaited before each piece once the first `after` bytes are written; the socket is destroyed instead of ending
+  // when `die` is set (an upstream that dies mid-stream).
+  after?: number
+  pause?: () => Promise<unknown>
+  die?: boolean
+}
+
+// An upstream streaming `body` (server-sent events), each piece its own write a turn of the event loop apart.
+export const sse =
+  (body: string, o: SseOptions = {}): Behaviour =>
+  (req, res) => {
+    const bytes = Buffer.from(body)
+    const sizes = o.sizes ?? [7, 1, 13, 2, 31]
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.flushHeaders()
+    void (async () => {
+      await o.gate
+      for (let at = 0, i = 0; at < bytes.length; i++) {
+        if (o.after !== undefined && at >= o.after) {
+          if (o.die) return req.socket.destroy()
+          await o.pause?.()
+        }
+        if (res.destroyed) return
+        const n = sizes[i % sizes.length]
+        res.write(bytes.subarray(at, at + n))
+        at += n
+        await new Promise((ok) => setImmediate(ok))
+      }
+      res.end()
+    })()
+  }
+
+const event = (type: string, data: unknown) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`
+
+// A Messages stream as Anthropic sends it (the same answer as anthropicMessage() with these text blocks): each text
+// block in two deltas, a tool_use block between, a ping, usage in message_start and message_delta.
+export function anthropicStream(texts = ['Hello', ', world'], usage = true) {
+  const start = { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 3, output_tokens: 1 }
+  const message = { id: 'msg_01', type: 'message', role: 'assistant', content: [], model: 'claude-sonnet-4-5-20250929' }
+  let s = event('message_start', {
+    type: 'message_start',
+    message: { ...message, stop_reason: null, stop_sequence: null, ...(usage ? { usage: start } : {}) },
+  })
+  texts.forEach((text, i) => {
+    const index = i * 2
+    if (i > 0) {
+      s += event('content_block_start', {
+        type: 'content_block_start',
+        index: index - 1,
+        content_block: { type: 'tool_use', id: 't', name: 'x', input: {} },
+      })
+      s += event('content_block_delta', {
+        type: 'content_block_delta',
+        index: index - 1,
+        delta: { type: 'input_json_delta', partial_json: '{}' },
+      })
+      s += event('content_block_stop', { type: 'content_block_stop', index: index - 1 })
+    }
+    s += event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } })
+    if (i === 0) s += 'event: ping\ndata: {"type": "ping"}\n\n'
+    const half = Math.ceil(text.length / 2)
+    for (const piece of [text.slice(0, half), text.slice(half)])
+      s += event('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'text_delta', text: piece },
+      })
+    s += event('content_block_stop', { type: 'content_block_stop', index })
+  })
+  s += event('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: 'end_turn', stop_sequence: null },
+    ...(usage ? { usage: { output_tokens: 5 } } : {}),
+  })
+  return s + event('message_stop', { type: 'message_stop' })
+}
+
+// A chat-completions stream as OpenAI sends it, with CRLF line ends (the same answer as openaiCompletion() with this
+// text): the role first, the text in pieces, the finish reason, then the usage chunk (include_usage) and [DONE].
+export function openaiStream(pieces = ['Hi', ' there'], usage = true) {
+  const head = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'llama3.2:3b' }
+  const chunk = (delta: unknown, finish: string | null) =>
+    `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: finish }], usage: null })}\r\n\r\n`
+  let s = chunk({ role: 'assistant', content: '' }, null)
+  for (const content of pieces) s += chunk({ content }, null)
+  s += chunk({}, 'length')
+  const counts = {
+    prompt_tokens: 20,
+    completion_tokens: 7,
+    total_tokens: 27,
+    prompt_tokens_details: { cached_tokens: 8 },
+  }
+  if (usage) s += `data: ${JSON.stringify({ ...head, choices: [], usage: counts })}\r\n\r\n`
+  return `${s}data: [DONE]\r\n\r\n`
+}

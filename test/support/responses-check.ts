@@ -1,6 +1,7 @@
 // tap's `after` step (package.json): every /api/v1 response the run's tests got (responses.ts) is held against the
 // OpenAPI document the server serves, as a contract proxy such as Prism would: the status must be one the document
-// lists for the operation, the content type one it gives for that status, the body valid against its schema.
+// lists for the operation, the content type one it gives for that status, the body valid against its schema (a
+// stream's events: each against the schema the media type's `x-events` gives its name).
 // HEAD is checked as the GET it mirrors (RFC 9110; the document says so), without a body. A method a path has no
 // operation for must be answered as every operation of that path describes it (405), a path the document does not
 // have as every operation describes it (404). Every webhook the run's receivers got (receiver.ts) is held against the
@@ -43,6 +44,7 @@ function problemsWith(r: Recorded, op: Json): string[] {
   const media = type && response.content[type]
   if (!media) return [`content type ${type} is not one of ${Object.keys(response.content).join(', ')}`]
   if (!r.complete || r.method === 'HEAD') return []
+  if (type === 'text/event-stream') return eventProblems(r.body, media['x-events'] ?? {})
   let body: unknown
   try {
     body = JSON.parse(r.body)
@@ -50,6 +52,29 @@ function problemsWith(r: Recorded, op: Json): string[] {
     return [`the body is not JSON: ${r.body.slice(0, 100)}`]
   }
   return conforms(body, media.schema, doc)
+}
+
+// A stream of server-sent events: each event one the document's `x-events` names, its data valid against its schema.
+function eventProblems(body: string, events: Json): string[] {
+  const problems: string[] = []
+  for (const block of body.split('\n\n')) {
+    const lines = block.split('\n').filter((l) => l && !l.startsWith(':'))
+    if (lines.length === 0) continue
+    const name = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message'
+    const data = lines
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => l.slice(6))
+      .join('\n')
+    if (!events[name]) problems.push(`event ${name} is not one of ${Object.keys(events).join(', ')}`)
+    else {
+      try {
+        problems.push(...conforms(JSON.parse(data), events[name], doc).map((p) => `event ${name}: ${p}`))
+      } catch {
+        problems.push(`event ${name}: the data is not JSON: ${data.slice(0, 100)}`)
+      }
+    }
+  }
+  return problems
 }
 
 t.test('every /api/v1 response of the run is described by the served OpenAPI document', async (t) => {

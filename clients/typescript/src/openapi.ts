@@ -54,7 +54,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a non-streaming language-model completion */
+        /** Create a language-model completion, whole or streamed */
         post: operations["createCompletion"];
         delete?: never;
         /** The methods this path allows (no key needed) */
@@ -346,6 +346,11 @@ export interface components {
                 cache_creation_input_tokens: number;
             };
         };
+        /** CompletionDelta */
+        CompletionDelta: {
+            /** @description The next piece of the generated text. */
+            text: string;
+        };
         /** CompletionRequest */
         CompletionRequest: {
             messages: {
@@ -364,6 +369,11 @@ export interface components {
             max_tokens?: number;
             /** @description Sent upstream only when given; otherwise the model default applies. */
             temperature?: number;
+            /**
+             * @description Answer with server-sent events (`text/event-stream`): `delta`s, then `done` or `error`.
+             * @default false
+             */
+            stream?: boolean;
         };
         /** LeadCreated */
         LeadCreated: {
@@ -889,7 +899,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The completion */
+            /** @description The completion (`application/json`), or with `stream: true` its server-sent events */
             200: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -904,6 +914,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CompletionResponse"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,0 +1,96 @@
+import type { Adapter, Usage } from './call.js'
+import { SseParser } from './sse.js'
+import type { SseReply } from './sse-reply.js'
+
+// A streamed answer as far as it has come: the completion without its content (the deltas carry it), whether the
+// upstream sent any usage count, and whether its stream said it was over.
+export interface Streamed {
+  model: string
+  stop_reason: string | null
+  usage: Usage
+  usageSeen: boolean
+  finished: boolean
+}
+
+// The upstream said, in its stream, that the call failed.
+export class UpstreamStreamError extends Error {}
+
+const fresh = (): Streamed => ({
+  model: '',
+  stop_reason: null,
+  usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+  usageSeen: false,
+  finished: false,
+})
+
+const noop = () => {}
+
+// A streamed upstream answer, read as its body arrives (exchange.ts pushes each chunk of a 2xx body): each piece of
+// text goes to the reply as soon as it is parsed, the rest (model, stop reason, usage) is kept for `done`. `started`
+// says its first event arrived (the attempt ends there); `ended` settles when the upstream's stream is over.
+export class UpstreamStream {
+  started = false
+  failure: Error | null = null
+  content = ''
+  deltas = 0
+  streamed = fresh()
+  readonly ended: Promise<void>
+  private adapter: Adapter | null = null
+  private parser = new SseParser((type, data) => this.event(type, data))
+  private resolve = noop
+  private reject: (e: Error) => void = noop
+
+  constructor(
+    private readonly out: SseReply,
+    private readonly onFirstDelta: () => void
+  ) {
+    this.ended = new Promise((ok, fail) => {
+      this.resolve = ok
+      this.reject = fail
+    })
+    this.ended.catch(noop)
+  }
+
+  // A new attempt's body (an attempt before it failed before its first event: nothing of it was kept but its parser's
+  // state, dropped here).
+  begin(adapter: Adapter) {
+    this.adapter = adapter
+    this.parser = new SseParser((type, data) => this.event(type, data))
+    this.streamed = fresh()
+  }
+
+  push(chunk: Buffer) {
+    if (this.failure) return
+    this.out.cork()
+    this.parser.push(chunk)
+    this.out.uncork()
+  }
+
+  // The upstream's body is over.
+  end() {
+    if (this.streamed.finished) this.resolve()
+    else this.fail(new UpstreamStreamError('The upstream stream ended before its end'))
+  }
+
+  fail(e: Error) {
+    this.failure ??= e
+    this.reject(this.failure)
+  }
+
+  private event(type: string, data: string) {
+    if (this.failure) return
+    let text: string | null
+    try {
+      text = this.adapter!.readEvent(type, data, this.streamed)
+    } catch (e) {
+      this.failure = e as Error
+      return
+    }
+    if (text === null) return
+    this.started = true
+    if (text === '') return
+    this.content += text
+    if (this.deltas++ === 0) this.onFirstDelta()
+    this.out.delta(text)
+  }
+}
