@@ -130,7 +130,7 @@ export const settings = {
   STUDIO_UPSTREAM_TIMEOUT_MS: {
     schema: int(1, 3_600_000),
     default: '120000',
-    doc: 'give up on an upstream answer after this long (504); in a fallback list, on each upstream but the last',
+    doc: 'give up on an upstream answer after this long (504); in a fallback list, per upstream, then the next',
   },
   STUDIO_SHUTDOWN_TIMEOUT_MS: {
     schema: int(0, 3_600_000),
