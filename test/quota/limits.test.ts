@@ -1,17 +1,17 @@
 import t from 'tap'
 import { run } from '../../src/cli/cli.js'
-import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
+import { anthropicMessage, anthropicStream, fakeUpstream, json, sse } from '../support/fake-upstream.js'
 import { testDatabase } from '../support/database.js'
 import { spawnServer } from '../support/processes.js'
 import { startTestServer } from '../support/server.js'
 
 const dbEnv = await testDatabase(t)
 const hello = { messages: [{ role: 'user', content: 'hi' }] }
-const post = (url: string, key: string) =>
+const post = (url: string, key: string, body: object = hello) =>
   fetch(`${url}/api/v1/ai/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(hello),
+    body: JSON.stringify(body),
   })
 
 t.test('250 concurrent completions, one FREE account, two server processes: exactly 100 answered', async (t) => {
@@ -40,6 +40,39 @@ t.test('250 concurrent completions, one FREE account, two server processes: exac
   t.equal(new Date(e.details.resets_at).getUTCDate(), 1)
   const me = (await (await a.fetch('/api/v1/me', { key })).json()) as any
   t.match(me.quota, { limit: 100, used: 100, remaining: 0 })
+  await b.stop()
+})
+
+t.test('250 concurrent streams, one FREE account, two server processes: exactly 100 streamed', async (t) => {
+  const upstream = await fakeUpstream(t, sse(anthropicStream()))
+  const env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url }
+  const a = await startTestServer(t, env, { dbEnv })
+  const b = await spawnServer(t, { ...dbEnv, ...env })
+  const key = await a.key({ email: 'free-streams@example.com' })
+  const results = await Promise.all(
+    Array.from({ length: 250 }, (_, i) =>
+      post(i % 2 ? a.url : b.url, key, { ...hello, stream: true }).then(async (r) => ({
+        status: r.status,
+        type: r.headers.get('content-type'),
+        text: await r.text(),
+      }))
+    )
+  )
+  const ok = results.filter((r) => r.status === 200)
+  const refused = results.filter((r) => r.status === 429)
+  t.equal(ok.length, 100)
+  t.equal(refused.length, 150)
+  t.ok(
+    ok.every((r) => r.type === 'text/event-stream' && r.text.includes('event: done\n')),
+    'each stream whole'
+  )
+  t.ok(
+    refused.every((r) => JSON.parse(r.text).error.code === 'quota_exceeded'),
+    'refusals are JSON errors'
+  )
+  const [{ used }] = await a.db.sql`select used from quota_usage q join accounts a on a.id = q.account_id
+    join users u on u.account_id = a.id where u.email = 'free-streams@example.com'`
+  t.equal(used, 100)
   await b.stop()
 })
 
