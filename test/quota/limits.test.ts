@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { run } from '../../src/cli/cli.js'
 import { anthropicMessage, anthropicStream, fakeUpstream, json, sse } from '../support/fake-upstream.js'
 import { testDatabase } from '../support/database.js'
@@ -14,13 +14,20 @@ const post = (url: string, key: string, body: object = hello) =>
     body: JSON.stringify(body),
   })
 
-t.test('250 concurrent completions, one FREE account, two server processes: exactly 100 answered', async (t) => {
-  const answer = json(200, anthropicMessage())
-  const upstream = await fakeUpstream(t, (req, res, seen) => setTimeout(() => answer(req, res, seen), 20))
+// One FREE account's key over two server processes (this one and a spawned one) before the same upstream.
+async function twoProcesses(t: Test, behaviour: Parameters<typeof fakeUpstream>[1]) {
+  const upstream = await fakeUpstream(t, behaviour)
   const env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url }
   const a = await startTestServer(t, env, { dbEnv })
   const b = await spawnServer(t, { ...dbEnv, ...env })
-  const key = await a.key({ email: 'free@example.com' })
+  return { upstream, a, b, key: await a.key({ email: `free-${Math.random().toString(36).slice(2)}@example.com` }) }
+}
+
+t.test('250 concurrent completions, one FREE account, two server processes: exactly 100 answered', async (t) => {
+  const answer = json(200, anthropicMessage())
+  const { upstream, a, b, key } = await twoProcesses(t, (req, res, seen) =>
+    setTimeout(() => answer(req, res, seen), 20)
+  )
   const results = await Promise.all(
     Array.from({ length: 250 }, (_, i) =>
       post(i % 2 ? a.url : b.url, key).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
@@ -44,11 +51,7 @@ t.test('250 concurrent completions, one FREE account, two server processes: exac
 })
 
 t.test('250 concurrent streams, one FREE account, two server processes: exactly 100 streamed', async (t) => {
-  const upstream = await fakeUpstream(t, sse(anthropicStream()))
-  const env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url }
-  const a = await startTestServer(t, env, { dbEnv })
-  const b = await spawnServer(t, { ...dbEnv, ...env })
-  const key = await a.key({ email: 'free-streams@example.com' })
+  const { a, b, key } = await twoProcesses(t, sse(anthropicStream()))
   const results = await Promise.all(
     Array.from({ length: 250 }, (_, i) =>
       post(i % 2 ? a.url : b.url, key, { ...hello, stream: true }).then(async (r) => ({
@@ -70,8 +73,8 @@ t.test('250 concurrent streams, one FREE account, two server processes: exactly 
     refused.every((r) => JSON.parse(r.text).error.code === 'quota_exceeded'),
     'refusals are JSON errors'
   )
-  const [{ used }] = await a.db.sql`select used from quota_usage q join accounts a on a.id = q.account_id
-    join users u on u.account_id = a.id where u.email = 'free-streams@example.com'`
+  const me = (await (await a.fetch('/api/v1/me', { key })).json()) as any
+  const used = me.quota.used
   t.equal(used, 100)
   await b.stop()
 })
