@@ -51,6 +51,8 @@ const EVENTS =
 const ERRORS: ErrorCode[] = ['upstream_error', 'quota_exceeded', 'service_unavailable']
 
 const serverTiming = {
-  description: 'Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added.',
+  description:
+    'Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a ' +
+    "stream, up to the upstream's first event).",
   schema: { type: 'string' },
 }

@@ -18,12 +18,12 @@ export class SseReply {
     private readonly pingMs = PING_MS
   ) {}
 
-  open(common: string[]) {
+  open(common: string[], serverTiming: string) {
     const headers = common.slice()
     const i = headers.indexOf('cache-control')
     if (i !== -1) headers[i + 1] = 'no-cache'
     else headers.push('cache-control', 'no-cache')
-    headers.push('content-type', 'text/event-stream', 'x-accel-buffering', 'no')
+    headers.push('content-type', 'text/event-stream', 'x-accel-buffering', 'no', 'server-timing', serverTiming)
     this.res.writeHead(200, headers)
     this.opened = true
     if (this.held) this.res.write(this.held)

@@ -36,7 +36,7 @@ export function streamWith(deps: CompletionsDeps, failed: Failed) {
     alias: CompletionRequest['model'],
     call: Omit<CompletionCall, 'model'>,
     opts: CallOptions,
-    { res, headers }: Exchange<CompletionRequest>,
+    { res, headers, started }: Exchange<CompletionRequest>,
     ticket: Ticket,
     record: Record,
     tries: Try[]
@@ -47,6 +47,7 @@ export function streamWith(deps: CompletionsDeps, failed: Failed) {
       spending = ticket.spend()
       spending.catch(() => {})
     })
+    const t0 = performance.now()
     let r: Attempted
     try {
       r = await deps.upstreams.call(alias, call, { ...opts, stream: upstream }, tries)
@@ -62,7 +63,10 @@ export function streamWith(deps: CompletionsDeps, failed: Failed) {
       done(refusedOutcome(refused))
       throw refused
     }
-    if (!res.destroyed) reply.open(headers)
+    // As the whole answer's, but the upstream's part ends at its first event.
+    const now = performance.now()
+    const timing = `upstream;dur=${(now - t0).toFixed(1)}, total;dur=${(now - started).toFixed(1)}`
+    if (!res.destroyed) reply.open(headers, timing)
     try {
       await upstream.ended
       await (spending ?? ticket.spend())

@@ -96,6 +96,7 @@ t.test('anthropic: deltas in order, then done: what the non-streaming call answe
   t.equal(res.headers.get('content-type'), 'text/event-stream')
   t.equal(res.headers.get('cache-control'), 'no-cache')
   t.equal(res.headers.get('x-accel-buffering'), 'no')
+  t.match(res.headers.get('server-timing'), /^upstream;dur=\d+(\.\d+)?, total;dur=\d+(\.\d+)?$/)
   t.ok(res.headers.get('x-request-id'))
   const events = await readEvents(res)
   t.same(deltas(events), ['Hé, wö', 'rld 👋', ' and ∑', ' more'], 'each piece whole, in order')

@@ -908,7 +908,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
-                    /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added. */
+                    /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a stream, up to the upstream's first event). */
                     "Server-Timing"?: string;
                     [name: string]: unknown;
                 };
