@@ -22,6 +22,9 @@ function readUsage(usage: Body, into: Usage) {
     into.cache_creation_input_tokens = int(usage.cache_creation_input_tokens)
 }
 
+// The error events of a stream that a status would have made another attempt: 529, 500, 429.
+const RETRYABLE_ERRORS = new Set(['overloaded_error', 'api_error', 'rate_limit_error'])
+
 // One event of a Messages stream: text from content_block_delta, the model and usage from message_start, the stop
 // reason and the final usage from message_delta; ping and the block boundaries add nothing.
 function readEvent(type: string, data: string, into: Streamed): string | null {
@@ -49,8 +52,10 @@ function readEvent(type: string, data: string, into: Streamed): string | null {
     case 'message_stop':
       into.finished = true
       return ''
-    case 'error':
-      throw new UpstreamStreamError(`The upstream failed: ${String(e.error?.message ?? 'error').slice(0, 1000)}`)
+    case 'error': {
+      const message = `The upstream failed: ${String(e.error?.message ?? 'error').slice(0, 1000)}`
+      throw new UpstreamStreamError(message, RETRYABLE_ERRORS.has(String(e.error?.type)))
+    }
     default:
       return ''
   }

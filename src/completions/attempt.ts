@@ -1,6 +1,7 @@
 import { ApiError } from '../http/errors.js'
 import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type WireRequest } from './call.js'
 import { type Answer, exchange } from './exchange.js'
+import { UpstreamStreamError } from './stream.js'
 
 // One attempt of an upstream call, and what its answer or its error means: the completion, a failure worth another
 // attempt (an overloaded or unreachable upstream), or a failure that ends the call (thrown).
@@ -122,6 +123,10 @@ function judgeError(e: unknown, t: Try, opts: CallOptions): Outcome {
   if (e instanceof UpstreamFailure) throw e
   if (opts.abort.byCaller) throw clientGone(t)
   if (opts.abort.byDeadline) throw timedOut(t, opts.timeoutMs)
+  if (e instanceof UpstreamStreamError && e.retryable) {
+    const busy = unavailable('The upstream is unavailable (its stream said so); try again later', null)
+    return { retry: failure(t, 'upstream_unavailable', busy), retryAfter: null }
+  }
   if (!CONNECTION_CODES.has((e as { code?: string }).code ?? ''))
     throw failure(t, 'upstream_error', new ApiError('upstream_error', 'The upstream call failed'))
   const unreachable = unavailable('The upstream is unreachable; try again later', null)

@@ -12,8 +12,16 @@ export interface Streamed {
   finished: boolean
 }
 
-// The upstream said, in its stream, that the call failed.
-export class UpstreamStreamError extends Error {}
+// The upstream said, in its stream, that the call failed; `retryable` when it said it was overloaded or failing on its
+// side (before the first event, that is another attempt, as a 529 or a 5xx would be).
+export class UpstreamStreamError extends Error {
+  constructor(
+    message: string,
+    readonly retryable = false
+  ) {
+    super(message)
+  }
+}
 
 const fresh = (): Streamed => ({
   model: '',
@@ -52,9 +60,10 @@ export class UpstreamStream {
   }
 
   // A new attempt's body (an attempt before it failed before its first event: nothing of it was kept but its parser's
-  // state, dropped here).
+  // state and the error its stream sent, dropped here).
   begin(adapter: Adapter) {
     this.adapter = adapter
+    this.failure = null
     this.parser = new SseParser((type, data) => this.event(type, data))
     this.streamed = fresh()
   }

@@ -199,6 +199,18 @@ t.test('a stream failing before its first delta gives its unit back', async (t) 
   t.equal(await eventually(async () => (await used(s, key)) === 0 && 'none'), 'none', 'no unit spent')
 })
 
+t.test('an overloaded error as the first event of a stream is another attempt, as a 529 would be', async (t) => {
+  const key = await s.key()
+  const overloaded = { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }
+  anthropic.next(sse(`event: error\ndata: ${JSON.stringify(overloaded)}\n\n`))
+  const res = await stream(key)
+  t.equal(res.status, 200)
+  const events = await readEvents(res)
+  t.same(deltas(events).join(''), TEXTS.join(''), 'the second attempt streamed')
+  t.equal(anthropic.seen.length, 2, 'two attempts upstream')
+  t.equal(await eventually(async () => (await used(s, key)) === 1 && 'one'), 'one', 'one unit')
+})
+
 t.test('a client going away mid-stream: the upstream socket closes, the record says client_closed', async (t) => {
   const go = deferred()
   const cut = Buffer.from(anthropicStream(TEXTS)).indexOf('event: content_block_stop')
