@@ -1,3 +1,4 @@
+import { CompletionStream } from './completion-stream.js'
 import { type RawResult, type Request, type RequestOptions, send, type Transport } from './core.js'
 import { StudioError } from './errors.js'
 import type { components } from './openapi.js'
@@ -120,6 +121,18 @@ export class Studio {
     /** `POST /ai/completions`: a non-streaming completion. */
     create: (body: CompletionRequest, options?: RequestOptions) =>
       this.#call<CompletionResponse>({ method: 'POST', path: '/ai/completions', body }, options),
+    /**
+     * `POST /ai/completions` with `stream: true`: its events as they come. Retries (and `timeout`) apply up to the
+     * first event; what fails before it rejects as `create` would.
+     */
+    stream: (body: Omit<CompletionRequest, 'stream'>, options?: RequestOptions) =>
+      new CompletionStream(
+        send(
+          this.#transport,
+          { method: 'POST', path: '/ai/completions', body: { ...body, stream: true }, stream: true },
+          options
+        )
+      ),
   }
 
   readonly leads = {

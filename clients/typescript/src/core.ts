@@ -32,12 +32,16 @@ export interface Request {
   path: string
   body?: unknown
   headers?: Record<string, string>
+  /** A 2xx answer's body is left unread for the caller (server-sent events). */
+  stream?: boolean
 }
 
 export interface RawResult<T> {
   data: T
   response: Response
   requestId: string | null
+  /** A streamed answer's: closes its connection. */
+  close?: () => void
 }
 
 // Backoff before retry `n` (0-based): 0.5 s doubling, at most 8 s, minus up to 25 % jitter. A Retry-After the
@@ -88,8 +92,9 @@ async function attempt(t: Transport, req: Request, opts: RequestOptions): Promis
   }, timeout)
   const onAbort = () => controller.abort()
   opts.signal?.addEventListener('abort', onAbort, { once: true })
+  let streaming = false
   const headers: Record<string, string> = {
-    accept: 'application/json',
+    accept: req.stream ? 'text/event-stream' : 'application/json',
     authorization: `Bearer ${t.apiKey}`,
     ...t.defaultHeaders,
     ...req.headers,
@@ -103,6 +108,12 @@ async function attempt(t: Transport, req: Request, opts: RequestOptions): Promis
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       signal: controller.signal,
     })
+    if (req.stream && response.ok) {
+      // The caller's signal still aborts the body; the timeout ends here, at the headers (the first event).
+      streaming = true
+      const close = () => controller.abort()
+      return { data: null, response, requestId: response.headers.get('x-request-id'), close }
+    }
     const text = await response.text()
     let data: unknown = null
     try {
@@ -119,7 +130,7 @@ async function attempt(t: Transport, req: Request, opts: RequestOptions): Promis
     throw new APIConnectionError({ message: `Connection error: ${(e as Error)?.message ?? e}`, cause: e })
   } finally {
     clearTimeout(timer)
-    opts.signal?.removeEventListener('abort', onAbort)
+    if (!streaming) opts.signal?.removeEventListener('abort', onAbort)
   }
 }
 

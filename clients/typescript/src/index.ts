@@ -11,6 +11,7 @@ export {
   Studio,
   type WithRequestId,
 } from './client.js'
+export { type CompletionStreamEvent, CompletionStream } from './completion-stream.js'
 export type { RawResult, RequestOptions } from './core.js'
 export {
   APIConnectionError,
