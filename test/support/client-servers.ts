@@ -3,7 +3,7 @@ import { createServer as createHttpServer, request } from 'node:http'
 import { createServer as createTcpServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
-import { anthropicMessage, fakeUpstream, json } from './fake-upstream.js'
+import { anthropicMessage, anthropicStream, fakeUpstream, json, sse } from './fake-upstream.js'
 import { buildBundle } from './bundle.js'
 import { testDatabase } from './database.js'
 import { spawnServer } from './processes.js'
@@ -21,7 +21,13 @@ const exec = promisify(execFile)
 // - `warpURL`: an in-process server with STUDIO_RATE_LIMIT=2 whose limiter clock jumps forward 58.5 s on
 //   `POST controlURL`, so a 429's Retry-After is about a second instead of a minute.
 // - `refusedURL`: a port nothing listens on; `silentURL`: a server that accepts and never answers.
+// A streamed completion (`stream: true`) is streamed upstream ('Hello', ', world'); one whose last message starts
+// with `die:` breaks off after its first delta, one starting with `hold:` waits there until its socket closes;
+// `GET closedURL` answers the last messages of the upstream calls whose socket closed before their end.
 export const QUOTA = 5
+
+const stream = anthropicStream()
+const cut = Buffer.from(stream).indexOf('event: content_block_stop')
 
 export async function clientServers(t: Teardown) {
   const flaky = new Map<string, number>()
@@ -34,8 +40,15 @@ export async function clientServers(t: Teardown) {
       const busy = { type: 'error', error: { type: 'overloaded_error', message: 'busy' } }
       return json(503, busy, { 'retry-after': '0' })(req, res, seen)
     }
-    json(200, anthropicMessage())(req, res, seen)
+    if (seen.body?.stream !== true) return json(200, anthropicMessage())(req, res, seen)
+    const after = text.startsWith('die:') || text.startsWith('hold:') ? cut : undefined
+    sse(stream, { after, die: text.startsWith('die:'), pause: () => new Promise((ok) => res.once('close', ok)) })(
+      req,
+      res,
+      seen
+    )
   })
+  const lastText = (body: any) => body?.messages?.at(-1)?.content
   const env = {
     ...(await testDatabase(t)),
     ANTHROPIC_API_KEY: 'sk-test',
@@ -69,6 +82,12 @@ export async function clientServers(t: Teardown) {
     warpKey: () => warped.key(),
     controlURL: control,
     refusedURL: await refused(),
+    closedURL: await listen(
+      t,
+      createHttpServer((_req, res) => {
+        res.end(JSON.stringify(upstream.seen.filter((s) => s.aborted).map((s) => lastText(s.body))))
+      })
+    ),
     silentURL: await listen(
       t,
       createTcpServer(() => {})

@@ -13,17 +13,22 @@ from ._errors import (
     ServerError,
     StudioError,
 )
+from ._stream import AsyncCompletionStream, CompletionStream, DeltaEvent, DoneEvent, StreamEvent
 from ._types import Caller, Completion, LeadCreated, Message, OpenApiDocument, Quota, Usage, User, Utm
 from .webhooks import WebhookVerificationError
 
 __all__ = [
     "APIConnectionError",
     "APITimeoutError",
+    "AsyncCompletionStream",
     "AsyncStudio",
     "AsyncStudioRaw",
     "AuthenticationError",
     "Caller",
     "Completion",
+    "CompletionStream",
+    "DeltaEvent",
+    "DoneEvent",
     "InvalidRequestError",
     "LeadCreated",
     "Message",
@@ -33,6 +38,7 @@ __all__ = [
     "RateLimitError",
     "RawResponse",
     "ServerError",
+    "StreamEvent",
     "Studio",
     "StudioError",
     "StudioRaw",

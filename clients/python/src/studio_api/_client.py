@@ -17,6 +17,7 @@ import httpx
 from . import _core as core
 from ._core import Call, RawResponse
 from ._errors import APIConnectionError, APITimeoutError, StudioError, error_from_response
+from ._stream import AsyncCompletionStream, CompletionStream
 from ._types import Caller, Completion, LeadCreated, Message, Model, OpenApiDocument, Utm
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 F = TypeVar("F")
+S = TypeVar("S")
 Headers = Optional[dict[str, str]]
 
 
@@ -99,22 +101,44 @@ class Studio:
         raw = self.with_raw_response = StudioRaw(self)
         self.me = _parsed(raw.me)
         self.openapi = _parsed(raw.openapi)
-        self.completions = _Resource(create=_parsed(raw.completions.create))
+        self.completions = _Completions(create=_parsed(raw.completions.create), stream=self._stream)
         self.leads = _Resource(create=_parsed(raw.leads.create))
 
     def _send(self, call: Call[T], timeout: float | None, max_retries: int | None, extra: Headers) -> RawResponse[T]:
+        return RawResponse(self._exchange(call, timeout, max_retries, extra, False), call.parse)
+
+    def _exchange(
+        self, call: Call[Any], timeout: float | None, max_retries: int | None, extra: Headers, stream: bool
+    ) -> httpx.Response:
+        """The response, with its retries; a streamed success's body is left unread."""
         request = self._config.request(self._http, call, extra, timeout)
         for attempt in range(1_000_000):
             try:
-                response = self._http.send(request)
-                response.read()
+                response = self._http.send(request, stream=True)
+                if not (stream and response.is_success):
+                    response.read()
                 if response.is_success:
-                    return RawResponse(response, call.parse)
+                    return response
                 error = error_from_response(response)
             except httpx.TransportError as e:
                 error = _failure(e)
             time.sleep(self._config.wait(error, attempt, max_retries))
         raise AssertionError("unreachable")
+
+    def _stream(
+        self,
+        *,
+        messages: list[Message],
+        model: Model | None = None,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        extra_headers: Headers = None,
+    ) -> CompletionStream:
+        call = core.completion_call(messages, model, system, max_tokens, temperature, stream=True)
+        return CompletionStream(lambda: self._exchange(call, timeout, max_retries, extra_headers, True))
 
     def close(self) -> None:
         self._http.close()
@@ -144,24 +168,45 @@ class AsyncStudio:
         raw = self.with_raw_response = AsyncStudioRaw(self)
         self.me = _aparsed(raw.me)
         self.openapi = _aparsed(raw.openapi)
-        self.completions = _Resource(create=_aparsed(raw.completions.create))
+        self.completions = _Completions(create=_aparsed(raw.completions.create), stream=self._stream)
         self.leads = _Resource(create=_aparsed(raw.leads.create))
 
     async def _send(
         self, call: Call[T], timeout: float | None, max_retries: int | None, extra: Headers
     ) -> RawResponse[T]:
+        return RawResponse(await self._exchange(call, timeout, max_retries, extra, False), call.parse)
+
+    async def _exchange(
+        self, call: Call[Any], timeout: float | None, max_retries: int | None, extra: Headers, stream: bool
+    ) -> httpx.Response:
         request = self._config.request(self._http, call, extra, timeout)
         for attempt in range(1_000_000):
             try:
-                response = await self._http.send(request)
-                await response.aread()
+                response = await self._http.send(request, stream=True)
+                if not (stream and response.is_success):
+                    await response.aread()
                 if response.is_success:
-                    return RawResponse(response, call.parse)
+                    return response
                 error = error_from_response(response)
             except httpx.TransportError as e:
                 error = _failure(e)
             await asyncio.sleep(self._config.wait(error, attempt, max_retries))
         raise AssertionError("unreachable")
+
+    def _stream(
+        self,
+        *,
+        messages: list[Message],
+        model: Model | None = None,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        extra_headers: Headers = None,
+    ) -> AsyncCompletionStream:
+        call = core.completion_call(messages, model, system, max_tokens, temperature, stream=True)
+        return AsyncCompletionStream(lambda: self._exchange(call, timeout, max_retries, extra_headers, True))
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -176,6 +221,12 @@ class AsyncStudio:
 class _Resource(Generic[F]):
     def __init__(self, create: F) -> None:
         self.create = create
+
+
+class _Completions(_Resource[F], Generic[F, S]):
+    def __init__(self, create: F, stream: S) -> None:
+        super().__init__(create)
+        self.stream = stream
 
 
 class StudioRaw:

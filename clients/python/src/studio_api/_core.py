@@ -108,10 +108,16 @@ def completion_call(
     system: str | None,
     max_tokens: int | None,
     temperature: float | None,
+    stream: bool = False,
 ) -> Call[Completion]:
     optional = {"model": model, "system": system, "max_tokens": max_tokens, "temperature": temperature}
     body: dict[str, Any] = {"messages": messages, **{k: v for k, v in optional.items() if v is not None}}
+    if stream:
+        return Call("POST", "/ai/completions", Completion.from_json, {**body, "stream": True}, STREAM_HEADERS)
     return Call("POST", "/ai/completions", Completion.from_json, body)
+
+
+STREAM_HEADERS = {"accept": "text/event-stream"}
 
 
 def lead_call(fields: dict[str, Any], utm: Utm | None, idempotency_key: str | None) -> Call[LeadCreated]:
