@@ -65,14 +65,15 @@ t.test('1,000 leads over two processes: each event reaches the endpoint once', a
     servers.every((s) => s.running()),
     'both processes ran throughout'
   )
+  // Read before the stop: with the embedded database, the database lives in one of the processes.
+  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_attempts`
+  t.equal(n, TOTAL, 'one attempt each')
   t.same(await Promise.all(servers.map((s) => s.stop())), [0, 0], 'both stopped cleanly')
   const ids = r.got.map((g) => g.headers['webhook-id'])
   t.equal(new Set(ids).size, TOTAL, 'every event arrived')
   t.equal(ids.length, TOTAL, 'none twice')
   const leads = r.got.map((g) => JSON.parse(g.body)).filter((e) => e.type === 'lead.created')
   t.equal(new Set(leads.map((e) => e.data.message)).size, LEADS, 'each lead’s own event')
-  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_attempts`
-  t.equal(n, TOTAL, 'one attempt each')
   const delivered = servers.map(
     (s) => s.output().match(/"msg":"webhook attempt"[^\n]*"outcome":"delivered"/g)?.length ?? 0
   )
