@@ -3,7 +3,7 @@
 // rate for one with none, in interleaved rounds. Uses DATABASE_URL (a scratch database is created in it) or the
 // embedded database, and dist/studio.mjs as built by bench/run.mjs (built here when it is missing).
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -73,12 +73,12 @@ for (const key of [quiet, hooked])
 const lead = (i) =>
   JSON.stringify({ name: `Lead ${i}`, email: `lead${i}@example.com`, service: 'bench', message: 'hello' })
 
-// A steady RATE leads/s for SECONDS (open loop: each lead at its time, whatever the answers before it).
-async function steady() {
+// A steady RATE leads/s for `seconds` (open loop: each lead at its time, whatever the answers before it).
+async function steady(seconds) {
   const created = new Map()
   const t0 = performance.now()
   const sends = []
-  for (let i = 0; i < RATE * SECONDS; i++) {
+  for (let i = 0; i < RATE * seconds; i++) {
     const wait = t0 + (i * 1000) / RATE - performance.now()
     if (wait > 0) await sleep(wait)
     const post = fetch(`${url}/api/v1/leads`, {
@@ -103,7 +103,9 @@ async function steady() {
 // while the load runs, so that the deliveries are made during the measurement). After a round with the endpoint,
 // the next round waits until every lead's event has arrived, so no round inherits another's deliveries.
 let hookedLeads = 0
+const cpuPerLead = { none: [], one: [] }
 async function rate(key) {
+  const before = cpuNow()
   const file = join(work, 'load.json')
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const opts = { url: `${url}/api/v1/leads`, method: 'POST', headers, body: lead(0), seconds: SECONDS }
@@ -123,14 +125,42 @@ async function rate(key) {
   if (key === hooked) hookedLeads += result.all[201] ?? 0
   const deadline = performance.now() + 60_000
   while (arrived.size < hookedLeads && performance.now() < deadline) await sleep(20)
+  const after = cpuNow()
+  const leads = result.all[201] ?? 1
+  const per = Object.fromEntries(Object.keys(after).map((k) => [k, (after[k] - before[k]) / leads]))
+  cpuPerLead[key === hooked ? 'one' : 'none'].push(per)
   return result.rps
 }
 
+// CPU time (µs) so far of the service, of the PostgreSQL server's processes (Linux, a local server: every process
+// named postgres) and of this process (the receiver). The round's delivery work is counted until its last event.
+function cpuNow() {
+  const ticks = (pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), us: (+fields[11] + +fields[12]) * 1e4 }
+    } catch {
+      return { comm: '', us: 0 }
+    }
+  }
+  let pg = 0
+  if (existsSync('/proc/self/stat'))
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      const t = ticks(pid)
+      if (t.comm === 'postgres') pg += t.us
+    }
+  const own = process.cpuUsage()
+  return { service: ticks(studio.pid).us, postgres: pg, receiver: own.user + own.system }
+}
+const medianOf = (rounds, k) => median(rounds.map((r) => r[k]))
+
 try {
   log(`events: ${RATE} leads/s for ${SECONDS} s…`)
-  const delays = await steady()
-  hookedLeads = delays.length
-  const lost = delays.filter((d) => !Number.isFinite(d)).length
+  const warmUp = await steady(1) // the service's JIT, its connections to the receiver: not counted
+  const delays = await steady(SECONDS)
+  hookedLeads = warmUp.length + delays.length
+  const lost = [...warmUp, ...delays].filter((d) => !Number.isFinite(d)).length
   const none = []
   const one = []
   for (let round = 0; round < ROUNDS; round++) {
@@ -147,6 +177,13 @@ try {
       hookedLeads > arrived.size ? `target ≥ 0.90; ${hookedLeads - arrived.size} events LOST!` : 'target ≥ 0.90',
     ],
   ]
+  if (existsSync('/proc/self/stat'))
+    for (const k of ['service', 'postgres', 'receiver'])
+      rows.push([
+        `CPU µs per lead, ${k}: none → one endpoint`,
+        `${medianOf(cpuPerLead.none, k).toFixed(0)} → ${medianOf(cpuPerLead.one, k).toFixed(0)}`,
+        '',
+      ])
   console.log(`\nEvents (${dbEnv.DATABASE_URL ? 'external PostgreSQL' : 'embedded PGlite'})`)
   for (const [what, value, note] of rows) console.log(`${what.padEnd(50)} ${value.padStart(22)}  ${note}`)
 } finally {
