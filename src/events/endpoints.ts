@@ -1,5 +1,6 @@
 import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
+import { isUuid } from '../storage/uuid.js'
 import type { EventType } from './catalogue.js'
 import { type EndpointInput, type EndpointKind, checkEndpoint } from './endpoint-input.js'
 import { newSecret } from './signature.js'
@@ -20,9 +21,8 @@ export interface Endpoint {
 
 // How long the old secret still signs after a rotation.
 const ROTATION_OVERLAP_MS = 24 * 3_600_000
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-// Whether `id` can be an endpoint's id: anything else is no endpoint, rather than a query PostgreSQL refuses.
-export const isEndpointId = (id: string) => UUID.test(id)
+// Whether `id` can be an endpoint's id: anything else is no endpoint.
+export const isEndpointId = isUuid
 
 // A new endpoint of the account; its secret is returned here and never shown again.
 export async function addEndpoint(sql: Sql, input: EndpointInput, allowPrivate: boolean) {

@@ -1,8 +1,8 @@
 import type { Sql } from '../storage/db.js'
+import { isUuid } from '../storage/uuid.js'
 
 // An account's leads: a filtered page of them, newest first, and one lead whole.
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 
 export const LEAD_COLUMNS = [
@@ -57,7 +57,7 @@ export function matching(sql: Sql, accountId: string, f: LeadFilter) {
 function cursorOf(s: string | null): [string, string] | null {
   if (!s) return null
   const [at, id] = Buffer.from(s, 'base64url').toString('utf8').split('|')
-  return at && !Number.isNaN(Date.parse(at)) && UUID.test(id ?? '') ? [at, id] : null
+  return at && !Number.isNaN(Date.parse(at)) && isUuid(id ?? '') ? [at, id] : null
 }
 
 export interface LeadSummary {
@@ -87,7 +87,7 @@ export async function leadsPage(sql: Sql, accountId: string, f: LeadFilter, afte
 
 // The account's lead `id` with the name of the key that sent it, or null.
 export async function findLead(sql: Sql, accountId: string, id: string) {
-  if (!UUID.test(id)) return null
+  if (!isUuid(id)) return null
   const [lead] = await sql<(LeadRecord & { created: Date; key_name: string | null })[]>`
     select l.*, l.created_at as created, k.name as key_name from leads l left join api_keys k on k.prefix = l.key_prefix
     where l.id = ${id} and l.account_id = ${accountId}`
