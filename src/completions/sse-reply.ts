@@ -2,20 +2,34 @@ import type { ServerResponse } from 'node:http'
 
 const PING_MS = 15_000
 
+// The clock and the timer a reply's pings run on (tests pass their own).
+export interface PingClock {
+  now(): number
+  setTimeout(fn: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+const realClock: PingClock = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+}
+
 // A streamed completion's answer to its client: `200 text/event-stream`, then `delta` events, and `done` or `error`
 // last. What is written before `open` (the events that came with the upstream's first chunk, while the quota unit's
-// commit was awaited) is held and sent with the headers. A `: ping` comment goes out after at least `pingMs` (and at
-// most 1.5 times that) without anything else: a timer ticking twice per period and a flag, not a timer reset per delta.
+// commit was awaited) is held and sent with the headers. A `: ping` comment goes out `pingMs` after the last thing
+// sent, ping included: each write notes the time, and one timer, due at the earliest moment a ping could be owed,
+// either sends it or sets itself again for the rest of the silence (no timer reset per delta).
 export class SseReply {
   opened = false
   private held = ''
-  private sent = false
-  private quiet = 0
-  private timer: NodeJS.Timeout | null = null
+  private last = 0
+  private timer: unknown = null
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly pingMs = PING_MS
+    private readonly pingMs = PING_MS,
+    private readonly clock: PingClock = realClock
   ) {}
 
   open(common: string[], serverTiming: string) {
@@ -29,8 +43,8 @@ export class SseReply {
     if (this.held) this.res.write(this.held)
     else this.res.flushHeaders()
     this.held = ''
-    this.timer = setInterval(() => this.tick(), this.pingMs / 2)
-    this.timer.unref()
+    this.last = this.clock.now()
+    this.arm(this.pingMs)
   }
 
   delta(text: string) {
@@ -55,14 +69,14 @@ export class SseReply {
 
   // The reply's end without a last event (its client is gone).
   stop() {
-    if (this.timer) clearInterval(this.timer)
+    if (this.timer !== null) this.clock.clearTimeout(this.timer)
     this.timer = null
   }
 
   private write(s: string) {
     if (!this.opened) this.held += s
     else {
-      this.sent = true
+      this.last = this.clock.now()
       this.res.write(s)
     }
   }
@@ -72,13 +86,15 @@ export class SseReply {
     if (!this.res.destroyed) this.res.end(s)
   }
 
-  private tick() {
-    if (this.sent) {
-      this.sent = false
-      this.quiet = 0
-    } else if (++this.quiet >= 2) {
-      this.quiet = 0
-      this.res.write(': ping\n\n')
-    }
+  private arm(ms: number) {
+    this.timer = this.clock.setTimeout(this.due, ms)
+  }
+
+  private due = () => {
+    const quiet = this.clock.now() - this.last
+    if (quiet < this.pingMs) return this.arm(this.pingMs - quiet)
+    this.res.write(': ping\n\n')
+    this.last = this.clock.now()
+    this.arm(this.pingMs)
   }
 }
