@@ -35,6 +35,25 @@ const lost: EventOf<'key.created' | 'key.rotated'> = { type: changed(true), data
 // @ts-expect-error key.rotated's envelope has newPrefix
 const rotatedWithout: v.InferOutput<(typeof EVENT_ENVELOPES)['key.rotated']>['data'] = data
 
+const quota = { month: '2026-11', plan: 'FREE', limit: 100, used: 80 }
+const samples: { [T in EventType]: EventData<T> } = {
+  'lead.created': {
+    name: 'Ada',
+    email: 'ada@example.com',
+    service: 'web',
+    message: 'hello',
+    id: '6f1c1c36-6d2c-4f0e-9a43-2b1c4f3d5e6a',
+    createdAt: new Date().toISOString(),
+    keyPrefix: 'sk_live_abc',
+  },
+  'key.created': data,
+  'key.rotated': { ...data, newPrefix: 'b' },
+  'key.revoked': data,
+  'quota.warning': quota,
+  'quota.exhausted': { ...quota, used: 100 },
+  'webhook.test': { endpointId: '0b9f3a8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b', who: null },
+}
+
 t.test('every type: its data is its schema’s output, its envelope is typed by it', async (t) => {
   void [exact, lost, rotatedWithout] // checked by the type-checker, not here
   const rotated = { type: 'key.rotated', timestamp: new Date().toISOString(), data: { ...data, newPrefix: 'b' } }
@@ -42,8 +61,12 @@ t.test('every type: its data is its schema’s output, its envelope is typed by 
   t.equal(parsed.data.newPrefix, 'b')
   t.notOk(v.is(EVENT_ENVELOPES['key.rotated'], { ...rotated, data }), 'at runtime too, newPrefix is required')
   t.same(Object.keys(EVENT_ENVELOPES).sort(), [...EVENT_TYPES].sort())
+  // Each type's envelope takes a valid sample of its own and refuses the same envelope under any other type: the
+  // type literal alone decides (the sample's data is valid, so a refusal is not the data's).
   for (const type of EVENT_TYPES) {
-    const other = EVENT_TYPES.find((o) => o !== type)
-    t.notOk(v.is(EVENT_ENVELOPES[type], { ...rotated, type: other }), `${type}'s envelope refuses ${other}`)
+    const own = { type, timestamp: rotated.timestamp, data: samples[type] }
+    t.ok(v.is(EVENT_ENVELOPES[type], own), `${type}'s envelope takes its sample`)
+    for (const other of EVENT_TYPES.filter((o) => o !== type))
+      t.notOk(v.is(EVENT_ENVELOPES[type], { ...own, type: other }), `${type}'s envelope refuses type ${other}`)
   }
 })
