@@ -152,9 +152,15 @@ export async function backlog(sql: Sql, now: Date): Promise<{ waiting: number; o
 }
 
 // Events, deliveries and attempts are kept 30 days (prune.ts); an event is kept while a delivery of it is still
-// pending. Returns the rows deleted.
+// pending. Returns the rows deleted (and the stray deliveries cancelled).
 export async function prune(sql: Sql, now: Date): Promise<number> {
   const before = new Date(now.getTime() - KEEP_MS)
+  // Strays of a disabling race (see enableEndpoint): cancelled, so their events can go and the backlog is true.
+  const strays = await inBatches(
+    (limit) => sql`update webhook_deliveries set state = 'cancelled' where (event_id, endpoint_id) in (
+      select d.event_id, d.endpoint_id from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
+      where d.state = 'pending' and w.disabled_reason is not null limit ${limit} for update of d skip locked)`
+  )
   const attempts = await inBatches(
     (limit) => sql`delete from webhook_attempts where id in (
       select id from webhook_attempts where at < ${before} limit ${limit} for update skip locked)`
@@ -165,5 +171,5 @@ export async function prune(sql: Sql, now: Date): Promise<number> {
         and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.state = 'pending')
       limit ${limit} for update of e skip locked)`
   )
-  return attempts + events
+  return strays + attempts + events
 }

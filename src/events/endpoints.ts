@@ -75,9 +75,16 @@ export async function disableEndpoint(sql: Sql, id: string, reason: string): Pro
   return rows.length === 1
 }
 
+// Deliveries still pending for a disabled endpoint were made by an event whose transaction read the endpoint as
+// enabled and committed after the disabling cancelled the rest (no lock orders the two: a lock per lead on its
+// endpoints would serialize the leads). Enabling cancels them first, so the endpoint gets only what is made from
+// then on; prune() cancels them for endpoints left disabled.
 export async function enableEndpoint(sql: Sql, id: string): Promise<boolean> {
   if (!isEndpointId(id)) return false
   const rows = await sql`
+    with stray as (
+      update webhook_deliveries set state = 'cancelled' where endpoint_id = ${id} and state = 'pending'
+    )
     update webhook_endpoints set disabled_reason = null, failing_since = null where id = ${id} returning id`
   return rows.length === 1
 }

@@ -10,7 +10,7 @@ import {
   rotateSecret,
 } from '../../src/events/endpoints.js'
 import { recordEvent } from '../../src/events/outbox.js'
-import { claimDue } from '../../src/events/deliveries.js'
+import { claimDue, prune } from '../../src/events/deliveries.js'
 import { createKey } from '../../src/accounts/accounts.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 
@@ -72,6 +72,42 @@ t.test("find: one endpoint of the account, never another account's", async (t) =
   t.equal(await findEndpoint(sql, accountId, crypto.randomUUID()), null)
   await sql`delete from webhook_endpoints`
 })
+
+const oneAtATime = db.mode !== 'external' && 'the embedded database runs one transaction at a time: no such race'
+t.test(
+  'an event that commits across a disabling leaves no delivery: enabling or pruning cancels it',
+  { skip: oneAtATime },
+  async (t) => {
+    const { id } = await addEndpoint(sql, { accountId, url: 'http://127.0.0.1:9/race' }, true)
+    const pending = async () =>
+      (await sql`select 1 from webhook_deliveries where endpoint_id = ${id} and state = 'pending'`).length
+    // The event's transaction reads the endpoint as enabled; the disabling commits before it does.
+    async function race() {
+      let recorded = () => {}
+      let commit = () => {}
+      const ready = new Promise<void>((ok) => (recorded = ok))
+      const go = new Promise<void>((ok) => (commit = ok))
+      const done = sql.begin(async (tx) => {
+        await recordEvent(tx, accountId, keyEvent(), new Date())
+        recorded()
+        await go
+      })
+      await ready
+      t.ok(await disableEndpoint(sql, id, 'paused'))
+      commit()
+      await done
+      t.equal(await pending(), 1, 'the race leaves a pending delivery to a disabled endpoint')
+    }
+    await race()
+    t.ok(await enableEndpoint(sql, id))
+    t.equal(await pending(), 0, 'enabling cancels it: the endpoint gets what is made from then on')
+    t.same(await claimDue(sql, new Date(Date.now() + 1000), 1000, 10), [], 'nothing to deliver')
+    await race()
+    t.ok((await prune(sql, new Date())) >= 1)
+    t.equal(await pending(), 0, 'left disabled, prune cancels it')
+    await sql`delete from webhook_endpoints`
+  }
+)
 
 t.test('a rotated secret: both sign for 24 h, then only the new one', async (t) => {
   const { id, secret: old } = await addEndpoint(sql, { accountId, url: 'http://127.0.0.1:9/r' }, true)
