@@ -1,144 +1,37 @@
 // npm run bench — builds the bundle, starts it and the baselines, and measures them side by side in interleaved
 // rounds (A B A B …), printing medians and ratios. Server processes are pinned to core 0 and the load generator to
 // core 1 where `taskset` exists. Uses DATABASE_URL (a scratch database is created in it) or the embedded database.
-import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { cpus, tmpdir } from 'node:os'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import postgres from 'postgres'
+import {
+  children,
+  cleanups,
+  fmt,
+  freePort,
+  hasTaskset,
+  load,
+  log,
+  median,
+  pin,
+  ROUNDS,
+  SECONDS,
+  start,
+  startLogged,
+  startService,
+  waitHealthy,
+  withCpu,
+  work,
+  firstLine,
+} from './harness.mjs'
 import { measureScale } from './scale.mjs'
 import { NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
-const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0 && cpus().length > 1
-const pin = (core, cmd, args) => (hasTaskset ? ['taskset', ['-c', String(core), cmd, ...args]] : [cmd, args])
-const children = []
-const cleanups = []
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const log = (s) => process.stderr.write(`${s}\n`)
-
-process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')))
-
-function start(core, args, env = {}) {
-  const [cmd, argv] = pin(core, process.execPath, args)
-  const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-  children.push(child)
-  return child
-}
-
-// The service as deployed (bench/unit-flags.mjs), and its log (LOG_LEVEL=info, the default) going to a file, as
-// journald or a container runtime would take it.
-function startLogged(core, args, env, file, stdio = 'inherit') {
-  const out = openSync(file, 'w')
-  const [cmd, argv] = pin(core, process.execPath, args)
-  const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', out, stdio] })
-  closeSync(out)
-  children.push(child)
-  return child
-}
-
-const firstLine = (child, stream = 'stdout') =>
-  new Promise((ok, fail) => {
-    let buf = ''
-    child[stream].on('data', (d) => {
-      buf += d
-      if (buf.includes('\n')) ok(JSON.parse(buf.split('\n')[0]))
-    })
-    child.once('exit', (code) => fail(new Error(`exited ${code}`)))
-  })
-
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address()
-      s.close(() => ok(port))
-    })
-  })
-
-async function waitHealthy(url, deadlineMs = 30_000) {
-  const end = Date.now() + deadlineMs
-  for (;;) {
-    try {
-      const r = await fetch(`${url}/healthz`)
-      if (r.ok) return
-    } catch {}
-    if (Date.now() > end) throw new Error(`${url} never became healthy`)
-    await new Promise((r) => setTimeout(r, 2))
-  }
-}
-
-// Runs `fn` (a load), adding to its result the CPU time `child` used meanwhile (ms).
-function withCpu(child, fn) {
-  const ticks = () => {
-    const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return Number(f[11]) + Number(f[12])
-  }
-  const before = ticks()
-  const r = fn()
-  return { ...r, cpuMs: (ticks() - before) * 10 }
-}
-
-function load(opts) {
-  const file = join(work, 'load.json')
-  writeFileSync(file, JSON.stringify({ seconds: SECONDS, ...opts }))
-  const [cmd, argv] = pin(1, process.execPath, ['bench/load.mjs', `@${file}`])
-  const r = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 26 })
-  if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`)
-  return JSON.parse(r.stdout.trim().split('\n').at(-1))
-}
-
 // ---- setup
-log('building…')
-execFileSync(process.execPath, ['build.mjs'], { stdio: 'ignore' })
-const work = mkdtempSync(join(tmpdir(), 'studio-bench-'))
-cleanups.push(() => rmSync(work, { recursive: true, force: true }))
-let dbEnv
-let admin
-const benchDb = `studio_bench_${process.pid}`
-if (process.env.DATABASE_URL) {
-  admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
-  await admin.unsafe(`create database ${benchDb}`)
-  cleanups.push(async () => {
-    await admin.unsafe(`drop database if exists ${benchDb} with (force)`)
-    await admin.end()
-  })
-  const u = new URL(process.env.DATABASE_URL)
-  u.pathname = `/${benchDb}`
-  dbEnv = { DATABASE_URL: u.toString() }
-} else {
-  dbEnv = { STUDIO_DATA_DIR: join(work, 'data') }
-}
-const mode = dbEnv.DATABASE_URL ? 'external PostgreSQL' : 'embedded PGlite'
-
-const fake = start(0, ['bench/fake-upstream.mjs', '20'])
-const fakeUrl = `http://127.0.0.1:${(await firstLine(fake)).port}`
-const port = await freePort()
-const studioEnv = {
-  ...UNIT_ENV,
-  ...dbEnv,
-  PORT: String(port),
-  LOG_LEVEL: 'info',
-  // One busy key must not meet the rate limit (the spread-over-keys scenarios stay under the default anyway).
-  STUDIO_RATE_LIMIT: process.env.BENCH_RATE_LIMIT ?? '100000000',
-  ANTHROPIC_API_KEY: 'sk-bench',
-  ANTHROPIC_BASE_URL: fakeUrl,
-  STUDIO_QUOTA_ENTERPRISE: 'unlimited',
-}
-const studio = startLogged(0, [...NODE_FLAGS, 'dist/studio.mjs', 'serve'], studioEnv, join(work, 'studio.log'))
-const url = `http://127.0.0.1:${port}`
-await waitHealthy(url)
-const created = execFileSync(
-  process.execPath,
-  ['dist/studio.mjs', 'keys', 'create', '--email', 'bench@example.com', '--plan', 'ENTERPRISE'],
-  {
-    env: { ...process.env, ...studioEnv },
-    encoding: 'utf8',
-  }
-)
-const key = created.trim().split('\n').at(-1)
+const { dbEnv, mode, fake, fakeUrl, studioEnv, studio, url, key } = await startService()
 const auth = { authorization: `Bearer ${key}` }
 // The default rate limit (300 a minute per key) holds during the bench: the load is spread over many keys of one
 // account, as many clients would send it.
@@ -173,7 +66,6 @@ const bareUrl = `http://127.0.0.1:${(await firstLine(bare)).port}`
 
 const rows = []
 const row = (what, a, b, ratio, note = '') => rows.push({ what, a, b, ratio, note })
-const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a')
 
 // The server's peak RSS per phase: VmHWM read after each phase and then reset (clear_refs 5), so that the report can
 // name the phase that made the peak.
