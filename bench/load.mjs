@@ -1,5 +1,6 @@
 // A closed-loop HTTP load generator: `connections` keep-alive connections, each sending its next request as soon as
-// the previous answer is read, for `seconds`. Prints JSON: requests/s, exact latency percentiles (ms), status counts.
+// the previous answer is read, for `seconds`. Prints JSON: requests/s, exact latency percentiles (ms) to the whole
+// answer and to its first byte (the status line: `ttfb50`, `ttfb99`), status counts.
 import { readFileSync } from 'node:fs'
 import { Pool } from 'undici'
 
@@ -20,6 +21,7 @@ const u = new URL(url)
 const pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 })
 const path = u.pathname + u.search
 const latencies = []
+const firsts = []
 const statuses = {}
 const all = {}
 let measuring = false
@@ -30,6 +32,8 @@ async function loop() {
     const t0 = process.hrtime.bigint()
     try {
       const res = await pool.request({ path, method, headers: headerSets[next++ % headerSets.length], body })
+      // The first byte of an answer whose first byte came during the measurement (a long stream's may end after it).
+      if (measuring) firsts.push(Number(process.hrtime.bigint() - t0) / 1e6)
       await res.body.dump()
       all[res.statusCode] = (all[res.statusCode] ?? 0) + 1
       if (measuring) {
@@ -53,13 +57,16 @@ stop = true
 await Promise.all(loops)
 await pool.close()
 latencies.sort((a, b) => a - b)
-const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN
+firsts.sort((a, b) => a - b)
+const pct = (p, xs = latencies) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN
 process.stdout.write(
   `${JSON.stringify({
     requests: latencies.length,
     rps: latencies.length / elapsed,
     p50: pct(0.5),
     p99: pct(0.99),
+    ttfb50: pct(0.5, firsts),
+    ttfb99: pct(0.99, firsts),
     statuses,
     all,
   })}\n`

@@ -1,5 +1,6 @@
 // The floor for an HTTP gateway on this machine: a minimal node:http server relaying each request to the upstream
-// through one keep-alive undici Agent, with no auth, validation, quota or recording.
+// through one keep-alive undici Agent, with no auth, validation, quota or recording. A streamed answer
+// (text/event-stream) is relayed as it arrives, its bytes untouched, each chunk written as undici hands it over.
 import { createServer } from 'node:http'
 import { Agent } from 'undici'
 
@@ -15,6 +16,11 @@ const server = createServer(async (req, res) => {
     headers: { 'content-type': 'application/json' },
     body: Buffer.concat(chunks),
   })
+  if (r.headers['content-type'] === 'text/event-stream') {
+    res.writeHead(r.statusCode, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+    res.flushHeaders()
+    return r.body.pipe(res)
+  }
   const body = await r.body.text()
   res
     .writeHead(r.statusCode, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })

@@ -28,6 +28,7 @@ import {
   firstLine,
 } from './harness.mjs'
 import { measureScale } from './scale.mjs'
+import { measureStream } from './stream.mjs'
 import { NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
 
 // ---- setup
@@ -305,6 +306,13 @@ row('completions one key CPU ms per call (c=20)', cpuMs('via'), cpuMs('relayed')
 const busyBad = busy.via.flatMap((r) => Object.keys(r.statuses).filter((x) => x !== '200'))
 if (busyBad.length) row('completions one key non-200', busyBad.join(','), '', null, 'errors!')
 
+// ---- streamed completions (bench/stream.mjs)
+const streamed = measureStream({
+  ...{ url, keys, proxyUrl, studio, proxy, ROUNDS },
+  ...{ load, withCpu, median, row, fmt, log },
+})
+peak('streamed completions')
+
 // ---- memory, size, cold start
 const top = peaks.reduce((a, b) => (b.mb > a.mb ? b : a))
 const hwmMb = top.mb
@@ -405,9 +413,11 @@ const pass = [
   oneRps.studio / oneRps.fastify >= 1.3,
   busyRatio.p50 <= 1.5,
   busyRatio.p99 <= 2,
+  streamed.ttfbAdded <= 1,
+  streamed.cpuRatio <= 1.5,
 ]
 console.log(
-  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare, completions one key overhead ${fmt(busyRatio.p50)}× / ${fmt(busyRatio.p99)}× the relay's (p50 / p99); /me spread ${fmt(meRps / baseRps)}× bare, leads ${fmt(leadsRps / directRps)}× direct, completions +${fmt(added['p50@20'], 3)} ms p50 / +${fmt(added['p99@20'], 3)} ms p99 at c=20, RSS ${fmt(hwmMb, 0)} MB — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
+  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare, completions one key overhead ${fmt(busyRatio.p50)}× / ${fmt(busyRatio.p99)}× the relay's (p50 / p99); streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; /me spread ${fmt(meRps / baseRps)}× bare, leads ${fmt(leadsRps / directRps)}× direct, completions +${fmt(added['p50@20'], 3)} ms p50 / +${fmt(added['p99@20'], 3)} ms p99 at c=20, RSS ${fmt(hwmMb, 0)} MB — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
 )
 if (scale)
   console.log(

@@ -1,0 +1,83 @@
+// Streamed completions (`stream: true`), in `npm run bench` and alone as `npm run bench:stream`: the time to the
+// first byte of the answer (its status line, sent with the upstream's first event) through the service minus through
+// the bare relay (bench/proxy.mjs, which relays the fake upstream's Messages stream untouched), and the CPU the server
+// process spends per streamed completion of 200 deltas, the service against the relay. Interleaved rounds at 20
+// connections over the same fake upstream (20 ms to its first event, then a delta every 5 ms: about 4,000 deltas a
+// second in all, so that neither server is saturated and the first byte measures the path, not a queue).
+import { pathToFileURL } from 'node:url'
+
+const messages = [{ role: 'user', content: 'Say hello' }]
+// What the client sends the service, and what the service sends upstream (the relay's client sends that itself).
+const viaBody = JSON.stringify({ messages, max_tokens: 1024, stream: true })
+const relayBody = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages, stream: true })
+
+// c: { url, keys, proxyUrl, studio, proxy, ROUNDS, load, withCpu, median, row, fmt, log }. Returns the added time to
+// first byte at p50 (ms) and the CPU ratio, for the summary.
+export function measureStream(c) {
+  c.log('streamed completions, 200 deltas, c=20…')
+  const post = (u, body, extra = {}) => ({
+    url: u,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections: 20,
+    ...extra,
+  })
+  const via = []
+  const relayed = []
+  for (let i = 0; i < c.ROUNDS; i++) {
+    via.push(c.withCpu(c.studio, () => c.load(post(`${c.url}/api/v1/ai/completions`, viaBody, { keys: c.keys }))))
+    relayed.push(c.withCpu(c.proxy, () => c.load(post(`${c.proxyUrl}/v1/messages`, relayBody))))
+  }
+  const added = {}
+  for (const p of ['ttfb50', 'ttfb99']) {
+    const [a, b] = [via, relayed].map((rs) => c.median(rs.map((r) => r[p] ?? Number.NaN)))
+    added[p] = a - b
+    const target = p === 'ttfb50' ? `; target ≤ 1: ${a - b <= 1 ? 'met' : 'NOT met'}` : ''
+    c.row(
+      `stream first byte p${p.slice(4)} ms (c=20)`,
+      c.fmt(a, 3),
+      c.fmt(b, 3),
+      null,
+      `added ${c.fmt(a - b, 3)} ms over the bare relay${target}`
+    )
+  }
+  // All the calls a round completed (its warm-up's and those it waited for at the end too) over all its CPU.
+  const perCall = (rs) => c.median(rs.map((r) => r.cpuMs / Object.values(r.all).reduce((n, x) => n + x, 0)))
+  const [a, b] = [perCall(via), perCall(relayed)]
+  c.row(
+    'stream CPU ms per completion (200 deltas)',
+    c.fmt(a, 3),
+    c.fmt(b, 3),
+    a / b,
+    `studio vs the bare relay; target ≤ 1.5: ${a / b <= 1.5 ? 'met' : 'NOT met'}`
+  )
+  const bad = via.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
+  if (bad.length) c.row('stream non-200', bad.join(','), '', null, 'errors!')
+  return { ttfbAdded: added.ttfb50, cpuRatio: a / b }
+}
+
+// Alone: the service on a scratch database, the relay, one key (the rate limit is lifted), these rows only.
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const h = await import('./harness.mjs')
+  const rows = []
+  const row = (what, a, b, ratio, note) => rows.push([what, a, b, ratio === null ? '' : h.fmt(ratio), note])
+  try {
+    const s = await h.startService()
+    const proxy = h.start(0, ['bench/proxy.mjs', s.fakeUrl])
+    const proxyUrl = `http://127.0.0.1:${(await h.firstLine(proxy)).port}`
+    measureStream({ ...h, ...s, keys: [s.key], proxy, proxyUrl, row })
+    console.log(`\nStreamed completions (${s.mode}; ${h.ROUNDS} interleaved rounds × ${h.SECONDS} s, medians)\n`)
+    console.log('| measure | studio | relay | ratio | note |\n| --- | --- | --- | --- | --- |')
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+    s.studio.kill('SIGTERM')
+    await new Promise((ok) => s.studio.once('exit', ok))
+  } catch (e) {
+    console.error(e)
+    process.exitCode = 1
+  } finally {
+    for (const child of h.children) if (child.exitCode === null) child.kill('SIGKILL')
+    for (const c of h.cleanups.reverse()) await c()
+  }
+  process.exit()
+}
