@@ -40,7 +40,7 @@ export class SlidingWindow implements RateLimiter {
   constructor(
     readonly limit: number,
     readonly windowMs: number,
-    private clock: () => number = Date.now
+    readonly clock: () => number = Date.now
   ) {
     this.timer = setInterval(() => this.sweep(), windowMs).unref()
   }
@@ -93,6 +93,22 @@ export class SlidingWindow implements RateLimiter {
     const log = this.logs.get(key)
     if (log) this.expire(log, now)
     return this.verdict(log, now, !log || log.count < this.limit)
+  }
+
+  // Every key's event times still in the window (one per event, oldest first), then forgets them all.
+  drain(): [string, number[]][] {
+    this.sweep()
+    const out: [string, number[]][] = []
+    for (const [key, log] of this.logs) {
+      const times: number[] = []
+      for (let i = 0; i < log.used; i++) {
+        const run = log.runs[(log.head + i) % log.runs.length]
+        for (let n = run % SPAN; n > 0; n--) times.push(timeOf(run))
+      }
+      out.push([key, times])
+    }
+    this.logs.clear()
+    return out
   }
 
   sweep() {

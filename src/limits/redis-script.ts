@@ -1,16 +1,20 @@
+// Both scripts start from the limit and the window (ARGV 1 and 2) and the Redis server's time now, in µs. TIME is not
+// deterministic: before Redis 5 a script that writes after it must ask for its effects to be replicated.
+const PRELUDE = `
+if redis.replicate_commands then redis.replicate_commands() end
+local limit, windowMs = tonumber(ARGV[1]), ARGV[2]
+local window = tonumber(windowMs) * 1000
+local t = redis.call('TIME')
+local now = t[1] * 1000000 + t[2]
+`
+
 // The exact rolling window of `SlidingWindow`, kept in Redis for every process: per key, a list of the times of the
 // requests it counted (µs, the Redis server's clock: TIME, so processes on machines whose clocks differ agree), newest
 // first and never longer than the limit. One atomic script decides a batch of keys: for each it drops from the tail
 // what left the window (now - window, now], then counts (LPUSH answers the new length; over the limit it is undone)
 // or, for a check, only reads. It answers {ok, count, ms until the oldest request leaves the window} per key, in one
 // flat array. ARGV: the limit, the window in ms, then '1' (a hit: count it) or '0' (a check) per key.
-export const WINDOW_SCRIPT = `
-if redis.replicate_commands then redis.replicate_commands() end
-local limit, windowMs = tonumber(ARGV[1]), ARGV[2]
-local window = tonumber(windowMs) * 1000
-local t = redis.call('TIME')
-local now = t[1] * 1000000 + t[2]
-local stamp = string.format('%.0f', now)
+export const WINDOW_SCRIPT = `${PRELUDE}local stamp = string.format('%.0f', now)
 local edge = now - window
 local out = {}
 for i = 1, #KEYS do
@@ -40,6 +44,40 @@ end
 return out
 `
 
+// Adds to the lists the requests a process granted on its own while Redis was away, at the times it granted them
+// (each given as its age in µs, so the Redis server's clock places it): per key, its list and those times are merged,
+// what left the window dropped, and the newest `limit` kept, newest first (the reset is when the oldest of them leaves,
+// as for a hit). ARGV: the limit, the window in ms, then per key how many ages follow, and the ages.
+export const MERGE_SCRIPT = `${PRELUDE}local edge = now - window
+local a = 3
+for i = 1, #KEYS do
+  local key, times = KEYS[i], {}
+  local n = tonumber(ARGV[a])
+  for j = a + 1, a + n do
+    local at = now - tonumber(ARGV[j])
+    if at > edge then times[#times + 1] = at end
+  end
+  a = a + n + 1
+  for _, stamp in ipairs(redis.call('LRANGE', key, 0, -1)) do
+    local at = tonumber(stamp)
+    if at > edge then times[#times + 1] = at end
+  end
+  table.sort(times, function(x, y) return x > y end)
+  redis.call('DEL', key)
+  local kept = math.min(#times, limit)
+  for j = 1, kept, 1000 do
+    local chunk = {}
+    for k = j, math.min(j + 999, kept) do chunk[#chunk + 1] = string.format('%.0f', times[k]) end
+    redis.call('RPUSH', key, unpack(chunk))
+  end
+  if kept > 0 then redis.call('PEXPIRE', key, math.max(1, math.ceil((times[1] + window - now) / 1000))) end
+end
+return #KEYS
+`
+
 // The version of the keys' format, in their names: processes of an older version (a sorted set per key) and of this
 // one never read each other's keys during a rolling upgrade.
 export const FORMAT = 'v2:'
+
+// At most this many keys in one script call: a batch holds Redis for its whole run.
+export const MAX_BATCH = 256

@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
-import type { RateLimiter, SlidingWindow, Verdict } from './limits.js'
-import { FORMAT, WINDOW_SCRIPT } from './redis-script.js'
+import { type RateLimiter, SlidingWindow, type Verdict } from './limits.js'
+import { type MergeScript, replay } from './redis-replay.js'
+import { FORMAT, MAX_BATCH, MERGE_SCRIPT, WINDOW_SCRIPT } from './redis-script.js'
 
 // {ok, count, resetMs} per key of the batch, flat.
 type Reply = number[]
@@ -32,9 +33,6 @@ export interface RedisLimits {
   close(): Promise<void>
 }
 
-// At most this many keys in one script call: a batch holds Redis for its whole run.
-const MAX_BATCH = 256
-
 // The verdict for the `i`th key of a batch's reply.
 const verdict = (limit: number, r: Reply, i: number): Verdict => ({
   ok: r[3 * i] === 1,
@@ -43,6 +41,9 @@ const verdict = (limit: number, r: Reply, i: number): Verdict => ({
   remaining: Math.max(0, limit - r[3 * i + 1]),
   resetS: r[3 * i + 1] > 0 ? Math.max(1, Math.ceil(r[3 * i + 2] / 1000)) : 0,
 })
+
+// The stricter of Redis's verdict and this process's own window's.
+const stricter = (shared: Verdict, own: Verdict) => (!own.ok || own.remaining < shared.remaining ? own : shared)
 
 interface Pending {
   key: string
@@ -83,6 +84,14 @@ const readyWithin = (client: Redis, ms: number) =>
 // The limiters over Redis. A call that fails, or is not answered within `timeoutMs`, is decided by the in-memory
 // window instead, and the process stays in that fallback (logged once on entering, once on leaving) until a probe
 // gets an answer: no request waits on a Redis that is known to be down. The promises never reject.
+//
+// The bound, whatever Redis does (down, slow, restarted empty, flushed, in any order): every request a process grants,
+// on Redis's word or its own, is counted in its own window (`requests`, `authFailures`) when it is granted, and it
+// grants only while that window has room too. So a process never grants a key more than the limit in any 60 s of its
+// clock, and N processes never more than N × the limit. Within that, Redis makes the limit exact across processes
+// while it answers and keeps its lists; and what a process granted on its own while Redis was away is written into
+// Redis, at the times it was granted, as soon as Redis answers again (before any later request of that process), so
+// it counts there for every process too.
 export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimits> {
   const { log } = o
   const client = new Redis(o.url, {
@@ -90,9 +99,12 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     maxRetriesPerRequest: 0,
     connectTimeout: Math.max(1000, o.timeoutMs),
     retryStrategy: (times) => Math.min(times * 100, 1000),
-    scripts: { studioWindow: { lua: WINDOW_SCRIPT } },
+    scripts: { studioWindow: { lua: WINDOW_SCRIPT }, studioMerge: { lua: MERGE_SCRIPT } },
   })
-  const script = client as unknown as WindowScript
+  const script = client as unknown as WindowScript & MergeScript
+  // Per limiter: what it granted in fallback, written into Redis on leaving it; and the windows to close.
+  const replays: (() => Promise<unknown>)[] = []
+  const windows: SlidingWindow[] = []
   let fallback = false
   let closed = false
   let probe: NodeJS.Timeout | undefined
@@ -111,6 +123,8 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     fallback = false
     clearInterval(probe)
     log.info('rate limiter: Redis answers again; the limits are shared again')
+    // Sent now, so Redis runs them before any request this process sends it from here on.
+    for (const r of replays) r().catch(enter)
   }
   function enter(e: unknown) {
     if (fallback || closed) return
@@ -137,9 +151,16 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
   function shared(memory: SlidingWindow, space: string): RateLimiter {
     const { limit, windowMs } = memory
     const args = [String(limit), String(windowMs)]
+    // What this process granted on its own in fallback and Redis has not counted yet.
+    const unshared = new SlidingWindow(limit, windowMs, memory.clock)
+    windows.push(unshared)
+    replays.push(() => within(replay(script, unshared, space, args), o.timeoutMs))
     const inMemory = (key: string, hit: boolean) => {
       fellBack()
-      return hit ? memory.hit(key) : memory.check(key)
+      if (!hit) return memory.check(key)
+      const v = memory.hit(key)
+      if (v.ok) unshared.hit(key)
+      return v
     }
     const local = (p: Pending) => p.done(inMemory(p.key, p.hit))
     let batch: Pending[] = []
@@ -155,10 +176,10 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
           for (let i = 0; i < sent.length; i++) {
             const p = sent[i]
             const v = verdict(limit, r, i)
-            // What Redis granted is also counted here, so a fallback starts from this process's recent history
-            // instead of a fresh window.
-            if (v.ok && p.hit) memory.hit(p.key)
-            p.done(v)
+            // What Redis granted is counted here too, and granted only if this window has room (the bound above).
+            // Refused here, it stays counted in Redis: the key gets less, never more.
+            if (!v.ok) p.done(v)
+            else p.done(stricter(v, p.hit ? memory.hit(p.key) : memory.check(p.key)))
           }
         },
         (e) => {
@@ -169,6 +190,9 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     }
     const ask = (key: string, hit: boolean): Verdict | Promise<Verdict> => {
       if (fallback) return inMemory(key, hit)
+      // This process's own window says no: Redis is not asked (nor counts it).
+      const own = memory.check(key)
+      if (!own.ok) return own
       return new Promise((done) => {
         const n = batch.push({ key, hit, done })
         if (n === 1) setImmediate(flush)
@@ -192,6 +216,7 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     async close() {
       closed = true
       clearInterval(probe)
+      for (const w of windows) w.close()
       await client.quit().catch(() => client.disconnect())
     },
   }

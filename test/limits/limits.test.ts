@@ -22,6 +22,26 @@ t.test('sliding window: exact at the window edges (injected clock)', async (t) =
   t.match(w.check('fresh'), { ok: true, remaining: 3, resetS: 0 })
 })
 
+t.test('sliding window: drain gives each event time still in the window, then forgets them', async (t) => {
+  let now = 0
+  const w = new SlidingWindow(5, 60_000, () => now)
+  t.teardown(() => w.close())
+  w.hit('old')
+  now = 10_000
+  w.hit('k')
+  w.hit('k')
+  now = 20_000
+  w.hit('k')
+  w.hit('j')
+  now = 60_000
+  t.same(w.drain(), [
+    ['k', [10_000, 10_000, 20_000]],
+    ['j', [20_000]],
+  ])
+  t.same(w.drain(), [], 'empty after')
+  t.match(w.check('k'), { ok: true, remaining: 5 })
+})
+
 t.test('sliding window: refusals are not counted, and the ring grows to the limit', async (t) => {
   let now = 0
   const w = new SlidingWindow(300, 60_000, () => now)
