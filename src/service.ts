@@ -123,7 +123,11 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const { log } = opts
   guardDriverRejections(log)
   const db = opts.db ?? (await openDatabase(config))
-  const applied = await migrate(db.sql)
+  // A failed migration, or a database a newer release migrated (NewerDatabaseError): the pool it opened is closed.
+  const applied = await migrate(db.sql).catch(async (e) => {
+    if (!opts.db) await db.close()
+    throw e
+  })
   if (applied.length) log.info('migrations applied', { applied })
   const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
   const dispatcher = opts.dispatcher ?? createDispatcher()

@@ -36,7 +36,7 @@ Durations D: a whole number and a unit, s, m, h or d: 90d, 24h, 30m.
 Environment (defaults in brackets):
 ${environment.join('\n')}
 
-Exit codes: 0 done, 1 failed, 2 bad arguments or configuration.`
+Exit codes: 0 done, 1 failed, 2 bad arguments or configuration, or a database migrated by a newer release.`
 }
 
 // For the `plan set` help line.

@@ -26,11 +26,12 @@ export const isPrimary = (config: Config) => config.STUDIO_WORKERS > 1 && cluste
 const QUICK_DEATH_MS = 5000
 
 // Forks the workers and keeps them at `n`. SIGTERM (or SIGINT) is passed to every worker, which drains as a single
-// process does; resolves with 0 once all have exited (1 if any failed to), or 1 if no worker ever came up.
+// process does; resolves with 0 once all have exited (1 if any failed to), or 1 if no worker ever came up (2 when
+// the first to exit refused to start with code 2: a database migrated by a newer release).
 export function runPrimary(n: number, log: Logger): Promise<number> {
   const live = new Map<Worker, number>()
   let stopping = false
-  let failed = false
+  let failure = 0
   let listened = false
   let quickDeaths = 0
   const fork = () => {
@@ -43,7 +44,7 @@ export function runPrimary(n: number, log: Logger): Promise<number> {
       if (!stopping) log.info('shutting down workers', { signal, workers: live.size })
       stopping = true
       for (const worker of live.keys()) worker.process.kill('SIGTERM')
-      if (live.size === 0) done(failed ? 1 : 0)
+      if (live.size === 0) done(failure)
     }
     cluster.on('online', (worker) => log.info('worker started', { pid: worker.process.pid }))
     cluster.on('listening', () => (listened = true))
@@ -51,13 +52,13 @@ export function runPrimary(n: number, log: Logger): Promise<number> {
       const lived = Date.now() - (live.get(worker) ?? 0)
       live.delete(worker)
       if (stopping) {
-        if (code !== 0) failed = true
-        if (live.size === 0) done(failed ? 1 : 0)
+        if (code !== 0) failure ||= 1
+        if (live.size === 0) done(failure)
         return
       }
       if (!listened) {
         log.error('a worker exited before any worker listened; stopping', { pid: worker.process.pid, code, signal })
-        failed = true
+        failure = code === 2 ? 2 : 1
         return stop('worker failed to start')
       }
       quickDeaths = lived < QUICK_DEATH_MS ? quickDeaths + 1 : 0
