@@ -40,8 +40,8 @@ export async function run(argv: string[], env: Record<string, string | undefined
   }
   try {
     const { command, rest } = find(argv)
-    const { values, positionals } = parseInvocation(command, rest)
-    return await command.run({ values, positionals, config, io, database: database(config) })
+    const { values, switches, positionals } = parseInvocation(command, rest)
+    return await command.run({ values, switches, positionals, config, io, database: database(config) })
   } catch (e) {
     io.err(`studio: ${(e as Error).message}`)
     if (e instanceof NewerDatabaseError) return 2

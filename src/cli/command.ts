@@ -3,8 +3,9 @@ import type { Config } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
 
 // One row of the CLI's command table. `args` is the usage form after the name, written as the help shows it:
-// `--flag X` (or `[--flag X]`) is a string option, a bare upper-case word (`PREFIX`) a positional argument. The
-// options and the number of positionals are read from it, so the form in the help is the form that is parsed.
+// `--flag X` (or `[--flag X]`, `[--by upstream]`) is a string option, a bare `[--flag]` a switch (on or absent), a
+// bare upper-case word (`PREFIX`) a positional argument. The options and the number of positionals are read from it,
+// so the form in the help is the form that is parsed.
 export interface Command {
   name: string // one or two words: `migrate`, `keys create`
   args?: string
@@ -20,6 +21,7 @@ export interface Io {
 
 export interface Invocation {
   values: Record<string, string | undefined>
+  switches: Record<string, boolean | undefined>
   positionals: string[]
   config: Config
   io: Io
@@ -30,7 +32,7 @@ export interface Invocation {
 // Bad arguments: the message, the usage line, exit code 2.
 export class UsageError extends Error {}
 
-const FLAG = /--([a-z][a-z-]*)(?: [A-Z][A-Z0-9-]*)?/g
+const FLAG = /--([a-z][a-z-]*)( (?!--)[A-Za-z][\w,-]*)?/g
 const POSITIONAL = /(?:^|\s)(?!--)[A-Z][A-Z0-9-]*(?=\s|$)/g
 
 function forms(command: Command): string[] {
@@ -38,8 +40,8 @@ function forms(command: Command): string[] {
 }
 
 function optionsOf(command: Command): NonNullable<ParseArgsConfig['options']> {
-  const names = forms(command).flatMap((form) => [...form.matchAll(FLAG)].map((m) => m[1]))
-  return Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]))
+  const flags = forms(command).flatMap((form) => [...form.matchAll(FLAG)])
+  return Object.fromEntries(flags.map((m) => [m[1], { type: m[2] ? ('string' as const) : ('boolean' as const) }]))
 }
 
 function positionalsOf(command: Command): number {
@@ -54,7 +56,12 @@ export function parseInvocation(command: Command, argv: string[]) {
     const r = parseArgs({ args: argv, options: optionsOf(command), allowPositionals: positionals > 0, strict: true })
     if (r.positionals.length !== positionals)
       throw new UsageError(`expected ${positionals} argument(s), got ${r.positionals.length}`)
-    return r as { values: Record<string, string | undefined>; positionals: string[] }
+    const entries = Object.entries(r.values)
+    return {
+      values: Object.fromEntries(entries.filter(([, v]) => typeof v === 'string')) as Invocation['values'],
+      switches: Object.fromEntries(entries.filter(([, v]) => typeof v === 'boolean')) as Invocation['switches'],
+      positionals: r.positionals,
+    }
   } catch (e) {
     throw new UsageError((e as Error).message)
   }

@@ -6,7 +6,7 @@ import { Email, Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
 import { baseUrl } from '../ops/listen.js'
 import { linkMailer } from '../dashboard/mail.js'
-import { migrate } from '../storage/migrate.js'
+import { migrate, pendingMigrations } from '../storage/migrate.js'
 import { check, duration, expiry, prefixArg } from './arguments.js'
 import { type Command, UsageError } from './command.js'
 import { PLANS } from './help.js'
@@ -23,10 +23,17 @@ export const commands: Command[] = [
   },
   {
     name: 'migrate',
-    help: 'apply pending database migrations and exit',
-    run: ({ io, database }) =>
+    args: '[--dry-run]',
+    help: 'apply pending database migrations and exit;\n--dry-run: list them, one a line, and apply nothing',
+    run: ({ switches, io, database }) =>
       database(
         async (sql) => {
+          if (switches['dry-run']) {
+            const pending = await pendingMigrations(sql)
+            io.out(pending.length ? 'would apply:' : 'up to date')
+            for (const name of pending) io.out(name)
+            return
+          }
           const applied = await migrate(sql)
           io.out(applied.length ? `applied: ${applied.join(', ')}` : 'up to date')
         },

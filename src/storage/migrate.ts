@@ -51,7 +51,7 @@ function refuseNewer(applied: string[], migrations: Migration[]) {
 }
 
 // The migrations that would run, in order, without changing anything; NewerDatabaseError over a newer database.
-async function pendingMigrations(sql: Sql, migrations = loadMigrations()): Promise<string[]> {
+export async function pendingMigrations(sql: Sql, migrations = loadMigrations()): Promise<string[]> {
   const applied = await appliedNames(sql)
   refuseNewer(applied, migrations)
   return migrations.map((m) => m.name).filter((name) => !applied.includes(name))

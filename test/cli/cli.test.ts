@@ -1,6 +1,8 @@
+import { readdirSync } from 'node:fs'
 import t from 'tap'
 import { run } from '../../src/cli/cli.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
+import { rootPath } from '../support/paths.js'
 import { issuedKeys } from '../support/server.js'
 
 const dbEnv = await testDatabase(t)
@@ -45,6 +47,9 @@ t.test('bad arguments: a usage line and exit code 2', async (t) => {
     ['plan', 'set', 'PRO'],
     ['plan', 'set', '--email', 'a@b.co', 'GOLD'],
     ['migrate', 'extra'],
+    ['migrate', '--dry-run=yes'],
+    ['migrate', '--dryrun'],
+    ['migrate', '--dry-run', 'extra'],
   ]) {
     const { code, err } = await cli(args)
     t.equal(code, 2, args.join(' '))
@@ -65,6 +70,18 @@ t.test('a bad setting names the variable and exits 2', async (t) => {
     t.equal(err.length, 1)
     t.match(err[0], new RegExp(`^studio: invalid configuration: ${name}: `))
   }
+})
+
+t.test('migrate --dry-run lists what would run and changes nothing', async (t) => {
+  const all = readdirSync(rootPath('sql'))
+    .filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f))
+    .sort()
+  const before = await cli(['migrate', '--dry-run'])
+  t.equal(before.code, 0)
+  t.same(before.out, ['would apply:', ...all])
+  t.same((await cli(['migrate', '--dry-run'])).out, before.out, 'nothing was applied')
+  t.same((await cli(['migrate'])).out, [`applied: ${all.join(', ')}`])
+  t.same((await cli(['migrate', '--dry-run'])).out, ['up to date'])
 })
 
 t.test('keys, plans and migrations', async (t) => {

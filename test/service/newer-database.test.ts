@@ -70,7 +70,7 @@ t.test('the bundle refuses to serve a database a newer release migrated', async 
 })
 
 t.test('the CLI refuses it too, before changing anything', async (t) => {
-  for (const args of [['keys', 'list'], ['migrate'], ['keys', 'create', '--plan', 'PRO']]) {
+  for (const args of [['keys', 'list'], ['migrate'], ['migrate', '--dry-run'], ['keys', 'create', '--plan', 'PRO']]) {
     const err: string[] = []
     const code = await run(args, dbEnv, { out: () => {}, err: (l) => err.push(l) })
     t.equal(code, 2, args.join(' '))
