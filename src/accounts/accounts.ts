@@ -1,6 +1,7 @@
 import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 import { generateKey } from './keys.js'
+import { SCOPES, type Scope } from './scopes.js'
 
 export interface UserInput {
   email: string
@@ -14,6 +15,8 @@ export interface CreateKeyInput extends Partial<UserInput> {
   // The key's own name (shown in lists), and the user who made it (default: the key's user).
   keyName?: string
   createdBy?: string
+  // What the key may do (default: every scope).
+  scopes?: readonly Scope[]
 }
 
 export interface CreatedKey {
@@ -23,6 +26,7 @@ export interface CreatedKey {
   userId: string | null
   plan: string
   expiresAt: Date | null
+  scopes: Scope[]
 }
 
 // A key made, rotated or revoked, handed to the caller's `onChange` inside the change's own transaction (events/
@@ -72,7 +76,8 @@ export async function createKey(sql: Sql, input: CreateKeyInput, onChange = unre
       ;[{ id: accountId }] = await tx<{ id: string }[]>`
         insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
     }
-    const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId }
+    const scopes = [...(input.scopes ?? SCOPES)]
+    const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes }
     const created = await insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
     await onChange(tx, { type: 'key.created', accountId, prefix: created.prefix, name: meta.name })
     return created
@@ -84,14 +89,15 @@ async function insertKey(
   accountId: string,
   userId: string | null,
   expiresAt: Date | null,
-  meta: { name: string | null; createdBy: string | null }
+  meta: { name: string | null; createdBy: string | null; scopes: Scope[] }
 ): Promise<CreatedKey> {
   const k = generateKey()
   await tx`
-    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by)
-    values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt}, ${meta.name}, ${meta.createdBy})`
+    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by, scopes)
+    values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt}, ${meta.name}, ${meta.createdBy},
+      ${tx.array(meta.scopes)})`
   const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
-  return { key: k.key, prefix: k.prefix, accountId, userId, plan, expiresAt }
+  return { key: k.key, prefix: k.prefix, accountId, userId, plan, expiresAt, scopes: meta.scopes }
 }
 
 export interface KeyListing {
@@ -106,6 +112,7 @@ export interface KeyListing {
   last_used_at: Date | null
   expires_at: Date | null
   revoked_at: Date | null
+  scopes: Scope[]
   status: 'active' | 'grace' | 'expired' | 'revoked'
 }
 
@@ -122,7 +129,7 @@ const inScope = (sql: Sql, { accountId, createdBy }: KeyScope) =>
 
 export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   select k.prefix, k.name, k.account_id, a.plan, u.email, c.email as creator, k.created_at, k.last_used_at,
-         k.expires_at, k.revoked_at,
+         k.expires_at, k.revoked_at, k.scopes,
          case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
               when k.rotated_at is not null then 'grace' else 'active' end as status
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
@@ -171,8 +178,8 @@ export interface RotatedKey extends CreatedKey {
   now: Date
 }
 
-// A new key for the old key's account and user. The old key stays valid for `graceSeconds` more (0: not at all);
-// updated_at moves so that every running server drops its cached copy within a poll.
+// A new key for the old key's account and user, with its scopes. The old key stays valid for `graceSeconds` more
+// (0: not at all); updated_at moves so that every running server drops its cached copy within a poll.
 export async function rotateKey(
   sql: Sql,
   prefix: string,
@@ -189,15 +196,17 @@ export async function rotateKey(
         email: string | null
         name: string | null
         created_by: string | null
+        scopes: Scope[]
       }[]
     >`
-      select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by
+      select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for update of k`
     if (!old) return null
     if (old.revoked_at) throw new Error(`key ${prefix} is revoked; create a new key instead`)
     const created = await insertKey(tx, old.account_id, old.user_id, expiresAt, {
       name: old.name,
       createdBy: old.created_by,
+      scopes: old.scopes,
     })
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys

@@ -3,11 +3,14 @@ import { ApiError } from '../http/errors.js'
 import { hashSecret, parseKey, prefixOf, secretMatches } from './keys.js'
 import type { Logger } from '../ops/log.js'
 import { createKeyUsage } from './key-usage.js'
+import type { Scope } from './scopes.js'
 
 export interface Principal {
   prefix: string
   accountId: string
   userId: string | null
+  // What the key may do (scopes.ts); the pipeline checks it before anything is spent.
+  scopes: readonly Scope[]
 }
 
 interface KeyRow {
@@ -15,6 +18,7 @@ interface KeyRow {
   secret_sha256: Buffer
   account_id: string
   user_id: string | null
+  scopes: Scope[]
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -74,7 +78,7 @@ export function createKeyStore(
   let polling: Promise<void> | null = null
 
   const toCached = (r: KeyRow): CachedKey => ({
-    principal: { prefix: r.prefix, accountId: r.account_id, userId: r.user_id },
+    principal: { prefix: r.prefix, accountId: r.account_id, userId: r.user_id, scopes: r.scopes },
     hash: r.secret_sha256,
     verified: null,
     expiresAt: r.expires_at ? r.expires_at.getTime() : NEVER,
@@ -84,7 +88,7 @@ export function createKeyStore(
 
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
-      select prefix, secret_sha256, account_id, user_id, expires_at, revoked_at, updated_at
+      select prefix, secret_sha256, account_id, user_id, scopes, expires_at, revoked_at, updated_at
       from api_keys where prefix = ${prefix}`
     const entry = row ? toCached(row) : null
     if (cache.size >= MAX_CACHED) cache.clear()

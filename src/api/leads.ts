@@ -14,6 +14,7 @@ export function leadsRoute(store: StoreLead): Route {
     method: 'POST',
     path: `${BASE}/leads`,
     uses: ['key', 'database', 'idempotency'],
+    scope: 'leads:write',
     body: LeadInput,
     headers: { 'Idempotency-Key': IdempotencyKey },
     summary: 'Create a lead',

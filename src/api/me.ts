@@ -13,6 +13,7 @@ export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountC
     method: 'GET',
     path: `${BASE}/me`,
     uses: ['key', 'database'],
+    scope: 'me:read',
     summary: 'The authenticated user and the plan of their account',
     operationId: 'getMe',
     responses: { 200: { description: 'The caller', schema: Caller } },

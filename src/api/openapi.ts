@@ -1,5 +1,6 @@
 import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
+import { SCOPES } from '../accounts/scopes.js'
 import { type ErrorCode, statusOf } from '../http/errors.js'
 import { BASE, type ResponseDoc, type Route, route } from '../http/route.js'
 import { ANY_ROUTE, answersOf } from '../http/uses.js'
@@ -14,6 +15,7 @@ export type Json = Record<string, unknown>
 const messages: Record<number, string> = {
   400: 'Bad request',
   401: 'Missing or invalid API key',
+  403: 'The key lacks the scope this operation needs',
   404: 'Not found',
   405: 'Method not allowed',
   408: 'Request timeout',
@@ -64,7 +66,9 @@ function errorSchema(codes: ErrorCode[]): Json {
           message: { type: 'string' },
           details: {
             type: 'object',
-            description: 'Free-form. For invalid_request: `issues`, a list of `{path, message}`.',
+            description:
+              'Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: ' +
+              '`required_scope`, the scope the key lacks.',
             additionalProperties: true,
           },
         },
@@ -76,7 +80,8 @@ function errorSchema(codes: ErrorCode[]): Json {
 function errorResponse(status: number, codes: ErrorCode[]): Json {
   const headers: Json = { 'x-request-id': requestId }
   if (status === 429 || status === 503) headers['Retry-After'] = retryAfter
-  if (status !== 401) Object.assign(headers, rateHeaders)
+  // A 401 or a 403 is answered before the rate limit counts the request.
+  if (status !== 401 && status !== 403) Object.assign(headers, rateHeaders)
   return {
     description: `${messages[status] ?? 'Error'}: ${codes.join(', ')}`,
     headers,
@@ -136,7 +141,8 @@ function operation(r: Route, ref: Ref): Json {
   for (const [status, doc] of Object.entries(r.responses ?? {})) responses[status] = successResponse(doc, ref)
   Object.assign(responses, errorResponses(answersOf(r)))
   const op: Json = { operationId: r.operationId, summary: r.summary }
-  op.security = r.uses.includes('key') ? [{ bearerAuth: [] }] : []
+  // OpenAPI 3.1 lets a non-OAuth scheme's requirement name the roles it needs: here the key's scope.
+  op.security = r.uses.includes('key') ? [{ bearerAuth: r.scope ? [r.scope] : [] }] : []
   op.responses = responses
   if (r.headers) {
     op.parameters = Object.entries(r.headers).map(([name, s]) => {
@@ -202,7 +208,11 @@ function document(paths: Json, webhooks: Json, schemas: Json): Json {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key `studio_<prefix>_<secret>`, sent as `Authorization: Bearer <key>`.',
+          description:
+            'An API key `studio_<prefix>_<secret>`, sent as `Authorization: Bearer <key>`. A key carries scopes ' +
+            `(${SCOPES.map((s) => `\`${s}\``).join(', ')}; all of them unless it was made with fewer): each ` +
+            "operation's security requirement names the one it needs, and a key without it is answered 403 " +
+            '`forbidden`. Any key may read this document.',
         },
       },
     },

@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { isPrefix } from '../accounts/keys.js'
+import { parseScopes, SCOPES, type Scope, scopeList } from '../accounts/scopes.js'
 import { parseDuration } from '../ops/duration.js'
 import { UsageError } from './command.js'
 
@@ -24,4 +25,12 @@ export const expiry = (text: string | undefined) =>
 export function prefixArg(prefix: string) {
   if (!isPrefix(prefix)) throw new UsageError(`not a key prefix: ${JSON.stringify(prefix.slice(0, 40))}`)
   return prefix
+}
+
+// `--scopes me:read,leads:write`: known scope names, at least one.
+export function scopesArg(text: string): Scope[] {
+  const parsed = parseScopes(scopeList(text))
+  if ('scopes' in parsed) return parsed.scopes
+  const what = parsed.unknown.length ? `unknown scope ${parsed.unknown.join(', ')}` : 'no scope named'
+  throw new UsageError(`--scopes: ${what}; expected a comma-separated list of ${SCOPES.join(', ')}`)
 }

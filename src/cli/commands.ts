@@ -1,5 +1,6 @@
 import { createKey, listKeys, revokeKey, rotateKey, saveUser, setPlan } from '../accounts/accounts.js'
 import { recordKeyChanges } from '../events/key-events.js'
+import { narrowScopes } from '../accounts/scopes.js'
 import { createSigninLink } from '../accounts/signin-links.js'
 import { usageByAccount, usageByUpstream, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
@@ -7,7 +8,7 @@ import { healthcheck } from '../ops/healthcheck.js'
 import { baseUrl } from '../ops/listen.js'
 import { linkMailer } from '../dashboard/mail.js'
 import { migrate, pendingMigrations } from '../storage/migrate.js'
-import { check, duration, expiry, prefixArg } from './arguments.js'
+import { check, duration, expiry, prefixArg, scopesArg } from './arguments.js'
 import { type Command, UsageError } from './command.js'
 import { PLANS } from './help.js'
 import { printKey, printTable } from './print.js'
@@ -51,12 +52,15 @@ export const commands: Command[] = [
   },
   {
     name: 'keys create',
-    args: '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K]',
+    args: '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K] [--scopes S]',
     help:
       "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
       'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; ' +
-      '--key-name names the key',
-    also: [{ args: '--plan P [--expires-in D]', help: 'create an account with plan P and a key with no user' }],
+      '--key-name names the key;\n--scopes limits what it may do to S, comma-separated, of me:read, ' +
+      'leads:write,\ncompletions:write (default: all of them)',
+    also: [
+      { args: '--plan P [--expires-in D] [--scopes S]', help: 'create an account with plan P and a key with no user' },
+    ],
     run: ({ values, io, database }) => {
       if (!values.email && (values.name !== undefined || values.role !== undefined))
         throw new UsageError('--name and --role need --email')
@@ -68,19 +72,20 @@ export const commands: Command[] = [
         plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
         expiresAt: expiry(values['expires-in']),
         keyName: values['key-name'],
+        scopes: values.scopes === undefined ? undefined : scopesArg(values.scopes),
       }
       return database(async (sql) => printKey(io, await createKey(sql, input, recordKeyChanges(null)), input.email))
     },
   },
   {
     name: 'keys list',
-    help: 'list keys: prefix, name, account, plan, user, created, last used, expires, revoked',
+    help: 'list keys: prefix, name, account, plan, user, created, last used, expires, revoked, scopes',
     run: ({ io, database }) =>
       database(async (sql) => {
         const iso = (d: Date | null) => (d ? d.toISOString() : '-')
         printTable(
           io,
-          ['PREFIX', 'NAME', 'ACCOUNT', 'PLAN', 'USER', 'CREATED', 'LAST_USED', 'EXPIRES', 'REVOKED'],
+          ['PREFIX', 'NAME', 'ACCOUNT', 'PLAN', 'USER', 'CREATED', 'LAST_USED', 'EXPIRES', 'REVOKED', 'SCOPES'],
           (await listKeys(sql)).map((r) => [
             r.prefix,
             r.name ?? '-',
@@ -91,6 +96,7 @@ export const commands: Command[] = [
             iso(r.last_used_at),
             iso(r.expires_at),
             iso(r.revoked_at),
+            r.scopes.join(','),
           ])
         )
       }),
@@ -124,6 +130,26 @@ export const commands: Command[] = [
         if (!(await revokeKey(sql, prefix, recordKeyChanges(null)))) throw new Error(`no key with prefix ${prefix}`)
         io.out(`key ${prefix} revoked`)
       })
+    },
+  },
+  {
+    name: 'keys scopes',
+    args: 'PREFIX --scopes S',
+    help:
+      'narrow what a key may do to S (comma-separated, among the scopes it has);\na wider set is refused ' +
+      '(exit 2); running servers apply it within a second',
+    run: ({ values, positionals, io, database }) => {
+      const prefix = prefixArg(positionals[0])
+      if (values.scopes === undefined) throw new UsageError('keys scopes needs --scopes')
+      const scopes = scopesArg(values.scopes)
+      let code = 0
+      return database(async (sql) => {
+        const r = await narrowScopes(sql, prefix, scopes)
+        if (!r.ok && r.reason === 'not_found') throw new Error(`no key with prefix ${prefix}`)
+        if (r.ok) return io.out(`key ${prefix} now has the scopes ${r.after.join(',')}`)
+        io.err(`studio: key ${prefix} lacks ${r.added.join(', ')}: scopes can be narrowed, never widened`)
+        code = 2
+      }).then((done) => done || code)
     },
   },
   {

@@ -29,6 +29,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
     method: 'POST',
     path: `${BASE}/ai/completions`,
     uses: ['key', 'quota', 'upstream'],
+    scope: 'completions:write',
     body: CompletionRequest,
     summary: 'Create a language-model completion, whole or streamed',
     operationId: 'createCompletion',

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { KeyStore, Principal } from '../accounts/auth.js'
+import type { Scope } from '../accounts/scopes.js'
 import type { RateLimiter, Verdict } from '../limits/limits.js'
 import type { Metrics } from '../ops/metrics.js'
 import { ApiError } from './errors.js'
@@ -15,9 +16,13 @@ export interface AuthenticateDeps {
 const rateLimited = (message: string, v: Verdict) =>
   new ApiError('rate_limited', message, { limit: v.limit, retry_after: v.resetS }, { 'retry-after': String(v.resetS) })
 
+const forbidden = (scope: Scope) =>
+  new ApiError('forbidden', `This key lacks the scope ${scope}, which this operation needs`, { required_scope: scope })
+
 // The pipeline's key step: the key of the request (401 when missing or wrong), failed attempts limited per client
-// address, then the key's rate limit, whose state goes into the response headers. Synchronous (no promise) for a key
-// this process has verified and an in-memory limiter: the common case, on every request.
+// address, the scope the route needs (403), then the key's rate limit, whose state goes into the response headers.
+// Synchronous (no promise) for a key this process has verified and an in-memory limiter: the common case, on every
+// request.
 export function createAuthenticator(deps: AuthenticateDeps) {
   const policy = `"default";q=${deps.limiter.limit};w=${deps.limiter.windowMs / 1000}`
 
@@ -30,7 +35,9 @@ export function createAuthenticator(deps: AuthenticateDeps) {
     return principal
   }
 
-  function limit(principal: Principal, headers: string[]): Principal | Promise<Principal> {
+  // A key without the route's scope is refused before its request is counted: it spends nothing.
+  function limit(principal: Principal, headers: string[], scope: Scope | undefined): Principal | Promise<Principal> {
+    if (scope && !principal.scopes.includes(scope)) throw forbidden(scope)
     const hit = deps.limiter.hit(principal.prefix)
     return hit instanceof Promise ? hit.then((v) => admit(principal, v, headers)) : admit(principal, hit, headers)
   }
@@ -55,13 +62,13 @@ export function createAuthenticator(deps: AuthenticateDeps) {
     }
   }
 
-  return function authenticate(req: IncomingMessage, headers: string[]): Principal | Promise<Principal> {
+  return function authenticate(req: IncomingMessage, headers: string[], scope?: Scope): Principal | Promise<Principal> {
     const authorization = authorizationOf(req)
     // A key this process has already verified is served whatever the failed-auth window of the address says: the
     // block stops guessing, and clients sharing the address (behind a proxy, a NAT) are not locked out by one of
     // them. So the window is read only for keys not known here (with a shared limiter, one round trip saved).
     const principal = deps.keys.cached(authorization)
-    if (!principal) return verify(req, authorization).then((p) => limit(p, headers))
-    return limit(principal, headers)
+    if (!principal) return verify(req, authorization).then((p) => limit(p, headers, scope))
+    return limit(principal, headers, scope)
   }
 }

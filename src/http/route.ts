@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type * as v from 'valibot'
 import type { Principal } from '../accounts/auth.js'
+import type { Scope } from '../accounts/scopes.js'
 import type { ErrorCode } from './errors.js'
 import type { Headers } from './io.js'
 import type { Use } from './uses.js'
@@ -44,6 +45,9 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   method: 'GET' | 'POST'
   path: string
   uses: Use[]
+  // The scope a key needs for this route (with `key` in `uses`): checked before the rate limit counts the request,
+  // documented in the operation's security requirement, and a key without it answered 403 `forbidden`.
+  scope?: Scope
   body?: S
   // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
   headers?: Record<string, v.GenericSchema<string>>

@@ -173,7 +173,7 @@ export function createHttpServer(deps: HttpServerDeps) {
       const r = routed.route
       exchange.route = r.path
       if (routed.key) {
-        const principal = authenticate(req, headers)
+        const principal = authenticate(req, headers, r.scope)
         exchange.principal = principal instanceof Promise ? await principal : principal
       }
       if (r.body) {

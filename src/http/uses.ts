@@ -18,8 +18,9 @@ export const ANY_ROUTE: ErrorCode[] = [
   'internal_error',
 ]
 
-const byUse: Record<Use | 'body' | 'headers', ErrorCode[]> = {
+const byUse: Record<Use | 'scope' | 'body' | 'headers', ErrorCode[]> = {
   key: ['unauthorized', 'rate_limited', 'service_unavailable'],
+  scope: ['forbidden'],
   body: ['unsupported_media_type', 'invalid_json', 'invalid_request', 'payload_too_large'],
   headers: ['invalid_request'],
   database: ['service_unavailable'],
@@ -30,7 +31,12 @@ const byUse: Record<Use | 'body' | 'headers', ErrorCode[]> = {
 }
 
 // Every error code the route can answer with, each once.
-export function answersOf(route: Pick<Route, 'uses' | 'body' | 'headers'>): ErrorCode[] {
-  const uses = [...route.uses, ...(route.body ? ['body' as const] : []), ...(route.headers ? ['headers' as const] : [])]
+export function answersOf(route: Pick<Route, 'uses' | 'scope' | 'body' | 'headers'>): ErrorCode[] {
+  const uses = [
+    ...route.uses,
+    ...(route.scope ? ['scope' as const] : []),
+    ...(route.body ? ['body' as const] : []),
+    ...(route.headers ? ['headers' as const] : []),
+  ]
   return [...new Set([...ANY_ROUTE, ...uses.flatMap((u) => byUse[u])])]
 }

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
-import { run } from '../../src/cli/cli.js'
 import { parseDuration } from '../../src/ops/duration.js'
 import { issuedKeys, startTestServer } from '../support/server.js'
+import { cliOn } from '../support/cli.js'
 import { eventually } from '../support/eventually.js'
 
 const HOUR = 3600_000
@@ -9,15 +9,8 @@ let offset = 0
 const s = await startTestServer(t, {}, { clock: () => Date.now() + offset })
 const { dbEnv } = s
 
-// The CLI's run(), in this process, against the running server's database, as an operator would use it.
-async function cli(args: string[]) {
-  const out: string[] = []
-  const err: string[] = []
-  const code = await run(args, dbEnv, { out: (l) => out.push(l), err: (l) => err.push(l) })
-  const key = out.at(-1)
-  if (code === 0 && key?.startsWith('studio_')) issuedKeys.push(key)
-  return { code, out, err, key: key! }
-}
+// The CLI against the running server's database.
+const cli = cliOn(dbEnv)
 
 const status = async (key: string) => {
   const r = await s.fetch('/api/v1/me', { key })

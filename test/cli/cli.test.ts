@@ -23,6 +23,8 @@ t.test('--help lists every command and setting', async (t) => {
     'keys create',
     'keys list',
     'keys revoke',
+    'keys scopes PREFIX --scopes S',
+    '[--scopes S]',
     'plan set',
     'DATABASE_URL',
     'STUDIO_DATA_DIR',
@@ -113,7 +115,7 @@ t.test('keys, plans and migrations', async (t) => {
   t.equal((await cli(['keys', 'revoke', prefix])).code, 0)
   t.match(
     (await cli(['keys', 'list'])).out.find((l) => l.startsWith(prefix)),
-    /\d{4}-\d\d-\d\dT[\d:.]+Z$/
+    /\d{4}-\d\d-\d\dT[\d:.]+Z\tme:read,leads:write,completions:write$/
   )
   const missing = await cli(['keys', 'revoke', 'AAAAAAAAAAAA'])
   t.equal(missing.code, 1)

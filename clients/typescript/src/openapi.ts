@@ -612,7 +612,7 @@ export interface components {
                         /** @enum {string} */
                         code: "bad_request";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -637,7 +637,7 @@ export interface components {
                         /** @enum {string} */
                         code: "not_found";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -662,7 +662,7 @@ export interface components {
                         /** @enum {string} */
                         code: "method_not_allowed";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -687,7 +687,7 @@ export interface components {
                         /** @enum {string} */
                         code: "request_timeout";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -712,7 +712,7 @@ export interface components {
                         /** @enum {string} */
                         code: "payload_too_large";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -737,7 +737,7 @@ export interface components {
                         /** @enum {string} */
                         code: "header_too_large";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -762,7 +762,7 @@ export interface components {
                         /** @enum {string} */
                         code: "internal_error";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -816,7 +816,28 @@ export interface operations {
                             /** @enum {string} */
                             code: "unauthorized";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -847,7 +868,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "rate_limited";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -876,7 +897,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "service_unavailable";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -931,7 +952,28 @@ export interface operations {
                             /** @enum {string} */
                             code: "unauthorized";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -960,7 +1002,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unsupported_media_type";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -985,7 +1027,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "invalid_request" | "invalid_json";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1012,7 +1054,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "rate_limited" | "quota_exceeded";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1039,7 +1081,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "upstream_error";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1066,7 +1108,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "service_unavailable" | "ai_not_configured" | "upstream_unavailable";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1091,7 +1133,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "upstream_timeout";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1148,7 +1190,28 @@ export interface operations {
                             /** @enum {string} */
                             code: "unauthorized";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message?: string;
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1177,7 +1240,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unsupported_media_type";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1202,7 +1265,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "idempotency_key_reused" | "invalid_json" | "invalid_request";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1229,7 +1292,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "rate_limited";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1258,7 +1321,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "service_unavailable";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1306,7 +1369,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unauthorized";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1337,7 +1400,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "rate_limited";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1366,7 +1429,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "service_unavailable";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
                             details?: {
                                 [key: string]: unknown;
                             };
