@@ -31,6 +31,7 @@ import { type LeadOutbox, storeLeadWithEvent } from './events/lead-created.js'
 import { createMailer } from './events/mailer.js'
 import { disabledEndpointMail, leadMail } from './dashboard/mail.js'
 import { mailIsOn } from './ops/config.js'
+import { openTracer } from './ops/trace.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -134,7 +135,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
   const metrics = opts.metrics ?? createMetrics()
-  const quota = await openQuota(db, config, log, clock, metrics)
+  const [quota, tracer] = await Promise.all([openQuota(db, config, log, clock, metrics), openTracer(config, log)])
   const ticker = setInterval(quota.tick, QUOTA_TICK_MS).unref()
   keys.onAccountChange(quota.drop)
   const limits = await openLimiters(config, { log, metrics, clock })
@@ -168,7 +169,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     config.STUDIO_DASHBOARD === 'on'
       ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
       : undefined
-  const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics, pages })
+  const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics, pages, tracer })
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
   publicUrl ||= url
@@ -213,7 +214,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         // No request can make an event any more: the webhook worker stops and gives back what it had claimed.
         await webhooks.close()
         mail?.mailer.close()
-        await Promise.all([keys.close(), recorder.close(), quota.close()])
+        await Promise.all([keys.close(), recorder.close(), quota.close(), tracer.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()
       })()),

@@ -85,7 +85,7 @@ export function anthropicAdapter(config: UpstreamConfig): Adapter {
       if (call.system !== undefined) body.system = call.system
       if (call.temperature !== undefined) body.temperature = call.temperature
       if (call.stream) body.stream = true
-      return { path, headers, body: JSON.stringify(body) }
+      return { path, headers, body: JSON.stringify(body), model: call.model }
     },
     readEvent,
     parse(b: unknown) {

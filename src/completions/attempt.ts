@@ -2,6 +2,8 @@ import { ApiError } from '../http/errors.js'
 import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type WireRequest } from './call.js'
 import { type Answer, exchange } from './exchange.js'
 import { UpstreamStreamError } from './stream.js'
+import type { Span } from '../ops/trace.js'
+import { answered, attemptSpan } from './attempt-span.js'
 
 // One attempt of an upstream call, and what its answer or its error means: the completion, a failure worth another
 // attempt (an overloaded or unreachable upstream), or a failure that ends the call (thrown).
@@ -60,20 +62,47 @@ export const timedOut = (t: Try, ms: number) =>
   failure(t, 'upstream_timeout', new ApiError('upstream_timeout', `The upstream did not answer within ${ms} ms`))
 
 export async function attempt(adapter: Adapter, wire: WireRequest, opts: CallOptions, n: number): Promise<Outcome> {
+  if (!opts.span) return once(adapter, wire, opts, n, wire.headers)
+  const span = attemptSpan(opts.span, adapter, wire, n)
+  // A streamed answer's span is the stream's to end, once the stream is over (it may be over already).
+  let ended = true
+  try {
+    const headers = { ...wire.headers, traceparent: span.traceparent() }
+    const outcome = await once(adapter, wire, opts, n, headers, span)
+    if ('retry' in outcome) span.fail(outcome.retry.outcome)
+    else if (opts.stream) ended = false
+    else answered(span, outcome.done.completion!)
+    return outcome
+  } catch (e) {
+    span.fail(e instanceof UpstreamFailure ? e.outcome : 'upstream_error')
+    throw e
+  } finally {
+    if (ended) span.end()
+  }
+}
+
+async function once(
+  adapter: Adapter,
+  wire: WireRequest,
+  opts: CallOptions,
+  n: number,
+  headers: Record<string, string>,
+  span?: Span
+): Promise<Outcome> {
   const t: Try = { attempt: n, requestId: null }
   try {
     const options = {
       origin: adapter.origin,
       path: wire.path,
       method: 'POST' as const,
-      headers: wire.headers,
+      headers,
       body: wire.body,
       // undici's own timeouts only back the call's deadline up (its timers are coarse, ours expires `abort`): one at
       // the same time could win the race and turn a timeout into a retryable connection error (503, not 504).
       headersTimeout: opts.timeoutMs + BACKSTOP_MS,
       bodyTimeout: opts.timeoutMs + BACKSTOP_MS,
     }
-    opts.stream?.begin(adapter)
+    opts.stream?.begin(adapter, span)
     const res = await exchange(opts.dispatcher, options, opts.abort, adapter.requestIdHeader, opts.stream)
     t.requestId = res.requestId === null ? null : res.requestId.slice(0, 200)
     t.status = res.statusCode

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
 import type { ApiError } from '../http/errors.js'
 import type { Config } from '../ops/config.js'
+import type { Span } from '../ops/trace.js'
 import type { CallAbort } from './abort.js'
 import type { Streamed, UpstreamStream } from './stream.js'
 
@@ -36,6 +37,8 @@ export interface WireRequest {
   path: string
   headers: Record<string, string>
   body: string
+  // The upstream model asked for (in the body too).
+  model: string
 }
 
 // One adapter per upstream wire format: how to ask, how to read the answer, how to read an error.
@@ -73,6 +76,8 @@ export interface CallOptions {
   onAttempt?: (failure: unknown, ms: number) => void
   // A streamed call: each attempt's 2xx body goes to it, and the attempt ends at its first event.
   stream?: UpstreamStream
+  // The request's span, when tracing is on: each attempt is a child of it.
+  span?: Span
 }
 
 // A failed upstream call: `api` is what the caller gets; `outcome` what the completions table records.

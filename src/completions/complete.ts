@@ -90,6 +90,7 @@ export function completeWith(deps: CompletionsDeps) {
         abort,
         onAuthFailure,
         backoff: deps.backoff,
+        span: x.span,
       }
       if (body.stream) return await stream(body.model, { ...call, stream: true }, opts, x, ticket, record, tries)
       let r: Attempted

@@ -69,7 +69,7 @@ export function openaiAdapter(config: UpstreamConfig): Adapter {
         body.stream = true
         body.stream_options = { include_usage: true }
       }
-      return { path, headers, body: JSON.stringify(body) }
+      return { path, headers, body: JSON.stringify(body), model: call.model }
     },
     readEvent,
     parse(b: unknown) {

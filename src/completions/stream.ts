@@ -1,6 +1,8 @@
 import type { Adapter, Usage } from './call.js'
 import { SseParser } from './sse.js'
 import type { SseReply } from './sse-reply.js'
+import type { Span } from '../ops/trace.js'
+import { answered } from './attempt-span.js'
 
 // A streamed answer as far as it has come: the completion without its content (the deltas carry it), whether the
 // upstream sent any usage count, and whether its stream said it was over.
@@ -44,6 +46,8 @@ export class UpstreamStream {
   streamed = fresh()
   readonly ended: Promise<void>
   private adapter: Adapter | null = null
+  // The attempt's span, when traced: ended with the stream.
+  private span: Span | null = null
   private parser = new SseParser((type, data) => this.event(type, data))
   private resolve = noop
   private reject: (e: Error) => void = noop
@@ -61,8 +65,9 @@ export class UpstreamStream {
 
   // A new attempt's body (an attempt before it failed before its first event: nothing of it was kept but its parser's
   // state and the error its stream sent, dropped here).
-  begin(adapter: Adapter) {
+  begin(adapter: Adapter, span?: Span) {
     this.adapter = adapter
+    this.span = span ?? null
     this.failure = null
     this.parser = new SseParser((type, data) => this.event(type, data))
     this.streamed = fresh()
@@ -77,12 +82,23 @@ export class UpstreamStream {
 
   // The upstream's body is over.
   end() {
-    if (this.streamed.finished) this.resolve()
-    else this.fail(new UpstreamStreamError('The upstream stream ended before its end'))
+    if (!this.streamed.finished) return this.fail(new UpstreamStreamError('The upstream stream ended before its end'))
+    if (this.span) {
+      answered(this.span, this.streamed)
+      this.span.end()
+      this.span = null
+    }
+    this.resolve()
   }
 
   fail(e: Error) {
     this.failure ??= e
+    if (this.span) {
+      const code = (this.failure as { code?: unknown }).code
+      this.span.fail(this.failure instanceof UpstreamStreamError ? 'upstream_error' : String(code ?? this.failure.name))
+      this.span.end()
+      this.span = null
+    }
     this.reject(this.failure)
   }
 

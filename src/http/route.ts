@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type * as v from 'valibot'
 import type { Principal } from '../accounts/auth.js'
 import type { Scope } from '../accounts/scopes.js'
+import type { Span } from '../ops/trace.js'
 import type { ErrorCode } from './errors.js'
 import type { Headers } from './io.js'
 import type { Use } from './uses.js'
@@ -21,6 +22,8 @@ export interface Exchange<B = unknown> {
   started: number
   // The matched route's pattern, for the access log and metrics.
   route?: string
+  // The request's span, when tracing is on (spans.ts).
+  span?: Span
 }
 
 export interface Reply {

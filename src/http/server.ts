@@ -12,6 +12,8 @@ import { createAuthenticator } from './authenticate.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
 import { requestObserver } from './observe.js'
+import type { Tracer } from '../ops/trace.js'
+import { requestSpans } from './spans.js'
 import type { Exchange, Route } from './route.js'
 import { Router } from './router.js'
 
@@ -25,6 +27,7 @@ export interface HttpServerDeps {
   metrics?: Metrics
   // Pages outside the API (the dashboard): the paths it owns are handed to it whole, after the request id is chosen.
   pages?: PageHandler
+  tracer?: Tracer
 }
 
 interface Routed {
@@ -129,6 +132,7 @@ export function createHttpServer(deps: HttpServerDeps) {
   const router = new Router<Routed>()
   for (const r of deps.routes) router.add(r.method, r.path, { route: r, key: r.uses.includes('key') })
   const observe = requestObserver(log, deps.metrics)
+  const trace = requestSpans(deps.tracer)
   const authenticate = createAuthenticator(deps)
 
   // The route for the request; null when the request is answered already (OPTIONS).
@@ -158,8 +162,19 @@ export function createHttpServer(deps: HttpServerDeps) {
     const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
     // Every field from the start, so that all exchanges share one shape.
     const none = undefined as unknown as Principal
-    const exchange: Exchange = { req, res, id, started, headers, route: undefined, principal: none, body: undefined }
+    const exchange: Exchange = {
+      req,
+      res,
+      id,
+      started,
+      headers,
+      route: undefined,
+      principal: none,
+      body: undefined,
+      span: undefined,
+    }
     observe?.(exchange)
+    trace?.(exchange)
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)

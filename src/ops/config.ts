@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
 import { missingUpstream, upstreamList } from './upstream-list.js'
+import { otlpHeaders } from './otlp-headers.js'
 
 const int = (min: number, max: number) =>
   v.pipe(
@@ -184,6 +185,15 @@ export const settings = {
   },
   STUDIO_METRICS_PORT: { schema: port, doc: 'port of the Prometheus /metrics listener; unset → off' },
   STUDIO_METRICS_HOST: { schema: text, default: '127.0.0.1', doc: 'address of the /metrics listener' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    schema: url,
+    doc: 'OpenTelemetry collector (OTLP/HTTP) the traces go to, at <endpoint>/v1/traces; unset → no tracing',
+  },
+  OTEL_EXPORTER_OTLP_HEADERS: {
+    schema: otlpHeaders,
+    doc: 'headers sent with the traces, name=value pairs separated by commas (e.g. an API key)',
+  },
+  OTEL_SERVICE_NAME: { schema: text, default: 'studio-api', doc: 'service.name of the traces' },
 } satisfies Record<string, Setting>
 
 type Settings = typeof settings
@@ -211,7 +221,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (value === undefined) continue
     const result = v.safeParse(setting.schema, value)
     if (!result.success) {
-      const shown = /KEY|DATABASE_URL|REDIS_URL|SMTP_URL/.test(name) ? '' : ` (got ${JSON.stringify(raw)})`
+      const shown = /KEY|DATABASE_URL|REDIS_URL|SMTP_URL|HEADERS/.test(name) ? '' : ` (got ${JSON.stringify(raw)})`
       throw new ConfigError(name, result.issues[0].message + shown)
     }
     out[name] = result.output
