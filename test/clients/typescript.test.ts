@@ -11,6 +11,7 @@ import {
   APIUserAbortError,
   AuthenticationError,
   InvalidRequestError,
+  PermissionDeniedError,
   QuotaExceededError,
   RateLimitError,
   ServerError,
@@ -76,6 +77,13 @@ t.test('each error class from a real response, with code, details and request id
   const invalid = await rejects(t, client.completions.create({ ...hello, max_tokens: 0 }), InvalidRequestError)
   t.match(invalid, { status: 422, code: 'invalid_request', requestId: /\S/ })
   t.match(invalid.issues, [{ path: 'max_tokens' }])
+  const scoped = counted()
+  const leadsOnly = await s.key('ts-scoped@example.com', ['--scopes', 'leads:write'])
+  const narrow = new Studio({ apiKey: leadsOnly, baseURL: s.baseURL, fetch: scoped.fetch })
+  const denied = await rejects(t, narrow.me(), PermissionDeniedError)
+  t.match(denied, { status: 403, code: 'forbidden', requiredScope: 'me:read', requestId: /\S/ })
+  t.equal(scoped.calls.length, 1, 'forbidden is never retried')
+  t.match(await narrow.leads.create(lead), { id: UUID }, 'the key still does what its scope allows')
   const { calls, fetch } = counted()
   const quota = new Studio({ apiKey: await s.key('ts-quota@example.com'), baseURL: s.baseURL, fetch })
   for (let i = 0; i < QUOTA; i++) await quota.completions.create(hello)

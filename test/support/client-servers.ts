@@ -58,8 +58,9 @@ export async function clientServers(t: Teardown) {
   }
   const server = await spawnServer(t, env)
   const bin = await buildBundle(t)
-  const key = async (email: string) => {
-    const { stdout } = await exec(process.execPath, [bin, 'keys', 'create', '--email', email], {
+  // A key made with the bundle's CLI; `args` adds options (e.g. `--scopes`).
+  const key = async (email: string, args: string[] = []) => {
+    const { stdout } = await exec(process.execPath, [bin, 'keys', 'create', '--email', email, ...args], {
       env: { PATH: process.env.PATH, ...env },
     })
     const k = stdout.trim().split('\n').at(-1)!

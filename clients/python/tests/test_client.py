@@ -18,6 +18,7 @@ from studio_api import (
     AsyncStudio,
     AuthenticationError,
     InvalidRequestError,
+    PermissionDeniedError,
     QuotaExceededError,
     RateLimitError,
     ServerError,
@@ -66,6 +67,13 @@ def test_each_error_class_from_a_real_response() -> None:
     with pytest.raises(InvalidRequestError) as invalid:
         Studio().completions.create(messages=HELLO, max_tokens=0)
     assert invalid.value.status == 422 and invalid.value.issues[0]["path"] == "max_tokens"
+    calls, http = counting()
+    leads_only = Studio(api_key=env("STUDIO_TEST_LEADS_KEY"), http_client=http)
+    with pytest.raises(PermissionDeniedError) as denied:
+        leads_only.me()
+    assert denied.value.status == 403 and denied.value.code == "forbidden" and denied.value.request_id
+    assert denied.value.required_scope == "me:read" and len(calls) == 1, "forbidden is never retried"
+    assert UUID.match(leads_only.leads.create(**LEAD).id), "the key still does what its scope allows"
     calls, http = counting()
     quota = int(env("STUDIO_TEST_QUOTA", "0"))
     spent = Studio(api_key=env("STUDIO_TEST_QUOTA_KEY"), http_client=http)

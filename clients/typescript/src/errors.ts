@@ -41,6 +41,13 @@ export class StudioError extends Error {
 /** 401: the API key is missing, malformed, unknown, revoked or expired. */
 export class AuthenticationError extends StudioError {}
 
+/** 403 `forbidden`: the API key lacks the scope the operation needs, named by `requiredScope`. Never retried. */
+export class PermissionDeniedError extends StudioError {
+  get requiredScope(): string | null {
+    return typeof this.details.required_scope === 'string' ? this.details.required_scope : null
+  }
+}
+
 /** 400 or 422: the request was refused as sent; `issues` lists what is wrong with which field. */
 export class InvalidRequestError extends StudioError {
   get issues(): Issue[] {
@@ -99,6 +106,7 @@ export function errorFromResponse(status: number, headers: Headers, body: unknow
     error?.details && typeof error.details === 'object' ? (error.details as Record<string, unknown>) : undefined
   const init = { status, code, message, details, headers }
   if (status === 401) return new AuthenticationError(init)
+  if (status === 403) return new PermissionDeniedError(init)
   if (status === 400 || status === 422) return new InvalidRequestError(init)
   if (status === 429) return code === 'quota_exceeded' ? new QuotaExceededError(init) : new RateLimitError(init)
   if (status >= 500) return new ServerError(init)

@@ -19,6 +19,7 @@ export {
   APIUserAbortError,
   AuthenticationError,
   InvalidRequestError,
+  PermissionDeniedError,
   type Issue,
   QuotaExceededError,
   RateLimitError,

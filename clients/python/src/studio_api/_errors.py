@@ -38,6 +38,15 @@ class AuthenticationError(StudioError):
     """401: the API key is missing, malformed, unknown, revoked or expired."""
 
 
+class PermissionDeniedError(StudioError):
+    """403 ``forbidden``: the API key lacks the scope the operation needs, named by ``required_scope``."""
+
+    @property
+    def required_scope(self) -> str | None:
+        value = self.details.get("required_scope")
+        return value if isinstance(value, str) else None
+
+
 class InvalidRequestError(StudioError):
     """400 or 422: the request was refused as sent; ``issues`` lists what is wrong with which field."""
 
@@ -117,6 +126,8 @@ def error_from_response(response: httpx.Response) -> StudioError:
     kind: type[StudioError] = StudioError
     if status == 401:
         kind = AuthenticationError
+    elif status == 403:
+        kind = PermissionDeniedError
     elif status in (400, 422):
         kind = InvalidRequestError
     elif status == 429:
