@@ -1,4 +1,5 @@
 import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
+import { parseScopes, SCOPES } from '../accounts/scopes.js'
 import type { SessionUser } from '../accounts/sessions.js'
 import { recordKeyChanges } from '../events/key-events.js'
 import { ApiError } from '../http/errors.js'
@@ -39,7 +40,8 @@ function keyTable(v: Viewer, keys: KeyListing[]): Html {
       html`<p>Create your first key above, then call the API with it.</p>`
     )}</div>`
   const rows = keys.map(
-    (k) => html`<tr><td>${k.name ?? '—'}</td><td><code>${k.prefix}</code></td><td>${k.creator ?? '—'}</td>
+    (k) => html`<tr><td>${k.name ?? '—'}</td><td><code>${k.prefix}</code></td>
+<td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td><td>${k.creator ?? '—'}</td>
 <td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td><td>${when(k.expires_at)}</td>
 <td><span class="badge ${k.status}">${k.status === 'grace' ? 'in grace' : k.status}</span></td>
 <td>${
@@ -57,8 +59,9 @@ ${
     : ''
 }</td></tr>`
   )
-  return html`<div class="table-wrap"><table><thead><tr><th>Name</th><th>Prefix</th><th>Created by</th><th>Created</th>
-<th>Last used</th><th>Expires</th><th>Status</th><th>Actions</th></tr></thead><tbody>${rows}</tbody></table></div>`
+  return html`<div class="table-wrap"><table><thead><tr><th>Name</th><th>Prefix</th><th>Scopes</th><th>Created by</th>
+<th>Created</th><th>Last used</th><th>Expires</th><th>Status</th><th>Actions</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`
 }
 
 const createForm = (v: Viewer) => html`<div class="card"><h2>Create a key</h2>
@@ -67,7 +70,22 @@ const createForm = (v: Viewer) => html`<div class="card"><h2>Create a key</h2>
 placeholder="production server"></div>
 <div class="field"><label for="expires">Expires</label>
 <select id="expires" name="expires">${options(EXPIRIES)}</select></div>
+<fieldset class="field"><legend>Scopes (what the key may do)</legend>
+<input type="hidden" name="scopes" value="chosen">
+<div class="checks">${SCOPES.map(
+  (s) => html`<label class="check"><input type="checkbox" name="scope" value="${s}" checked> <code>${s}</code></label>`
+)}</div></fieldset>
 <div class="field"><button>Create key</button></div></form></div>`
+
+// The form's checked scopes. The form says it offered them (`scopes=chosen`), so that none checked is refused rather
+// than read as a form without the choice, which gets every scope as `keys create` does.
+function scopesOf(form: URLSearchParams) {
+  if (form.get('scopes') !== 'chosen' && !form.has('scope')) return undefined
+  const parsed = parseScopes(form.getAll('scope'))
+  if ('scopes' in parsed) return parsed.scopes
+  const unknown = parsed.unknown.length ? `There is no scope ${parsed.unknown.join(', ')}. ` : ''
+  throw new ApiError('bad_request', `${unknown}Pick one or more scopes of ${SCOPES.join(', ')}.`)
+}
 
 async function keysPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
   const v = ctx.user
@@ -96,8 +114,9 @@ export function keysPages(deps: DashboardDeps): Page[] {
         const days = Number(ctx.form.get('expires') || 0)
         if (![0, 30, 90, 365].includes(days)) throw new ApiError('bad_request', 'Pick an expiry from the list.')
         const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : undefined
+        const scopes = scopesOf(ctx.form)
         const u = ctx.user
-        const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt }
+        const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt, scopes }
         const k = await createKey(sql, input, recordKeyChanges(u.email))
         // Answered directly, not redirected: the key is never stored, so it can be shown only in this response.
         return keysPage(deps, ctx, shownOnce('new-key', `Key “${name}” created.`, k.key))

@@ -75,6 +75,18 @@ async function run() {
     key = next
   })
 
+  await t.test('a key made with a scope unchecked lacks it', async (t) => {
+    await page.getByLabel('Name').fill('no ai')
+    await page.getByLabel('completions:write').uncheck()
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const narrow = (await page.textContent('#new-key')) ?? ''
+    t.equal(await me(narrow), 200)
+    const ai = await server.fetch('/api/v1/ai/completions', { method: 'POST', key: narrow, json: { messages: [] } })
+    t.equal(ai.status, 403)
+    const row = await page.goto(url('/dashboard/keys')).then(() => page.locator('tr', { hasText: 'no ai' }))
+    t.notMatch(await row.textContent(), 'completions:write')
+  })
+
   await t.test('a lead sent through the API: in the list, its detail page and the CSV', async (t) => {
     const apiKey = await server.key({ email: 'owner@example.com', keyName: 'form' })
     const r = await server.fetch('/api/v1/leads', {

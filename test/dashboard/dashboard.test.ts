@@ -161,6 +161,42 @@ t.test('keys: create (shown once), use, rotate with grace, revoke after a confir
   )
 })
 
+t.test('keys: the create form sets scopes, the list shows them by name', async (t) => {
+  const b = await signInWithLink(server.url, await link('scoped@example.com'))
+  const page = await b.get('/dashboard/keys')
+  t.equal(page.text.match(/type="checkbox" name="scope" value="[a-z:]+" checked/g)?.length, 3, 'all three, checked')
+  const made = await b.submit('/dashboard/keys', '/dashboard/keys', {
+    name: 'form handler',
+    scopes: 'chosen',
+    scope: ['leads:write', 'me:read'],
+  })
+  t.equal(made.status, 200)
+  const key = /id="new-key">([^<]+)</.exec(made.text)?.[1] ?? ''
+  const lead = { name: 'A', email: 'a@example.com', service: 's', message: 'm' }
+  t.equal((await server.fetch('/api/v1/leads', { method: 'POST', key, json: lead })).status, 201)
+  t.equal((await server.fetch('/api/v1/me', { key })).status, 200)
+  const ai = await server.fetch('/api/v1/ai/completions', { method: 'POST', key, json: { messages: [] } })
+  t.equal(ai.status, 403, 'completions:write was not checked')
+  const all = await b.submit('/dashboard/keys', '/dashboard/keys', { name: 'everything' })
+  t.equal(all.status, 200, 'a form without the choice gets every scope')
+  const list = (await b.get('/dashboard/keys')).text
+  const rowOf = (prefix: string) => list.slice(list.indexOf(prefix)).split('</tr>')[0]
+  t.match(rowOf(key.split('_')[1]), /<code>me:read<\/code>\s*<code>leads:write<\/code>\s*<\/td>/)
+  const everything = /id="new-key">([^<]+)</.exec(all.text)?.[1] ?? ''
+  t.match(rowOf(everything.split('_')[1]), /me:read.*leads:write.*completions:write/s, 'all three by name')
+  const refusals: [Record<string, string | string[]>, string][] = [
+    [{ name: 'none', scopes: 'chosen' }, 'Pick one or more scopes'],
+    [{ name: 'odd', scopes: 'chosen', scope: ['admin', 'me:read'] }, 'There is no scope admin'],
+  ]
+  for (const [form, message] of refusals) {
+    const refused = await b.submit('/dashboard/keys', '/dashboard/keys', form)
+    t.equal(refused.status, 400)
+    t.match(refused.headers.get('content-type'), /^text\/html/)
+    t.match(refused.text, message)
+  }
+  t.notMatch((await b.get('/dashboard/keys')).text, /none|odd/, 'no key was made')
+})
+
 t.test('roles: a member sees and manages only their own keys and cannot reach Team', async (t) => {
   const owner = await signInWithLink(server.url, await link('boss@example.com'))
   const mine = await owner.submit('/dashboard/keys', '/dashboard/keys', { name: 'owner key' })

@@ -19,14 +19,18 @@ export class Browser {
     return this.send(path, { method: 'GET' })
   }
 
-  async post(path: string, form: Record<string, string>, origin: string | null = this.origin): Promise<Answer> {
+  // A field given a list is sent once per value, as checked checkboxes are.
+  async post(path: string, form: Record<string, string | string[]>, origin: string | null = this.origin) {
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' }
     if (origin) headers.origin = origin
-    return this.send(path, { method: 'POST', body: new URLSearchParams(form).toString(), headers })
+    const fields = Object.entries(form).flatMap(([k, v]) =>
+      (Array.isArray(v) ? v : [v]).map((one): [string, string] => [k, one])
+    )
+    return this.send(path, { method: 'POST', body: new URLSearchParams(fields).toString(), headers })
   }
 
   // A form of the page at `page`, sent with that page's CSRF token.
-  async submit(page: string, path: string, form: Record<string, string> = {}) {
+  async submit(page: string, path: string, form: Record<string, string | string[]> = {}) {
     return this.post(path, { csrf: csrfOf((await this.get(page)).text), ...form })
   }
 
