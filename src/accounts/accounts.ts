@@ -1,14 +1,9 @@
 import type postgres from 'postgres'
+import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { generateKey } from './keys.js'
 import { SCOPES, type Scope } from './scopes.js'
-
-export interface UserInput {
-  email: string
-  name?: string
-  role?: string
-  plan?: string
-}
+import { ensureUser, newAccount, type UserInput } from './user-save.js'
 
 export interface CreateKeyInput extends Partial<UserInput> {
   expiresAt?: Date
@@ -42,44 +37,26 @@ export type KeyChange =
 export type OnKeyChange = (tx: postgres.TransactionSql, change: KeyChange) => Promise<unknown>
 const unrecorded: OnKeyChange = async () => {}
 
-// The user E, created with an account of its own when the email is new; name, role and plan given are set.
-export const saveUser = (sql: Sql, input: UserInput) => sql.begin((tx) => ensureUser(tx, input))
-
-async function ensureUser(tx: postgres.TransactionSql, input: UserInput) {
-  const [user] = await tx<{ id: string; account_id: string }[]>`
-    select id, account_id from users where lower(email) = lower(${input.email}) for update`
-  if (!user) {
-    const [{ id: accountId }] = await tx<{ id: string }[]>`
-      insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
-    const [{ id: userId }] = await tx<{ id: string }[]>`
-      insert into users (account_id, email, name, role)
-      values (${accountId}, ${input.email}, ${input.name ?? null}, ${input.role ?? 'owner'}) returning id`
-    return { userId, accountId }
-  }
-  if (input.name !== undefined || input.role !== undefined) {
-    await tx`update users set name = coalesce(${input.name ?? null}, name), role = coalesce(${input.role ?? null}, role)
-      where id = ${user.id}`
-  }
-  if (input.plan)
-    await tx`update accounts set plan = ${input.plan}, updated_at = clock_timestamp() where id = ${user.account_id}`
-  return { userId: user.id, accountId: user.account_id }
-}
-
 // A key for a user (created with its own account when the email is new) or, without an email, for a new
 // account of its own with no user. The CLI and the dashboard both create keys here.
-export async function createKey(sql: Sql, input: CreateKeyInput, onChange = unrecorded): Promise<CreatedKey> {
+// `actor`: who, for the audit log (each account, user and key made, each value changed, is one entry).
+export async function createKey(
+  sql: Sql,
+  input: CreateKeyInput,
+  onChange = unrecorded,
+  actor?: Actor
+): Promise<CreatedKey> {
   return sql.begin(async (tx) => {
     let accountId: string
     let userId: string | null = null
-    if (input.email) ({ userId, accountId } = await ensureUser(tx, { ...input, email: input.email }))
-    else {
-      ;[{ id: accountId }] = await tx<{ id: string }[]>`
-        insert into accounts (plan) values (${input.plan ?? 'FREE'}) returning id`
-    }
+    if (input.email) ({ userId, accountId } = await ensureUser(tx, { ...input, email: input.email }, actor))
+    else accountId = await newAccount(tx, input.plan ?? 'FREE', actor)
     const scopes = [...(input.scopes ?? SCOPES)]
     const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes }
     const created = await insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
     await onChange(tx, { type: 'key.created', accountId, prefix: created.prefix, name: meta.name })
+    const after = { name: meta.name, expires_at: created.expiresAt?.toISOString() ?? null, scopes: meta.scopes }
+    await audit(tx, actor, { accountId, action: 'key.created', target: created.prefix, after })
     return created
   })
 }
@@ -137,7 +114,7 @@ export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   ${scope ? inScope(sql, scope) : sql`order by k.created_at, k.prefix`}`
 
 // The key is revoked once: of revokes waiting on its row, only the one that revoked it records the change.
-export async function revokeKey(sql: Sql, prefix: string, onChange = unrecorded): Promise<boolean> {
+export async function revokeKey(sql: Sql, prefix: string, onChange = unrecorded, actor?: Actor): Promise<boolean> {
   return sql.begin(async (tx) => {
     const [k] = await tx<{ account_id: string; name: string | null; revoked: boolean }[]>`
       with revoked as (
@@ -147,7 +124,9 @@ export async function revokeKey(sql: Sql, prefix: string, onChange = unrecorded)
       union all
       select account_id, name, false from api_keys where prefix = ${prefix} and not exists (select from revoked)`
     if (!k) return false
-    if (k.revoked) await onChange(tx, { type: 'key.revoked', accountId: k.account_id, prefix, name: k.name })
+    if (!k.revoked) return true
+    await onChange(tx, { type: 'key.revoked', accountId: k.account_id, prefix, name: k.name })
+    await audit(tx, actor, { accountId: k.account_id, action: 'key.revoked', target: prefix })
     return true
   })
 }
@@ -164,13 +143,6 @@ export async function accountOfUser(sql: Sql, email: string): Promise<string | n
   return row?.account_id ?? null
 }
 
-export async function setPlan(sql: Sql, email: string, plan: string): Promise<string | null> {
-  const [row] = await sql<{ id: string }[]>`
-    update accounts set plan = ${plan}, updated_at = clock_timestamp()
-    where id = (select account_id from users where lower(email) = lower(${email})) returning id`
-  return row?.id ?? null
-}
-
 export interface RotatedKey extends CreatedKey {
   email: string | null
   // When the old key stops being accepted (never later than it would have anyway), and the database's now.
@@ -185,7 +157,8 @@ export async function rotateKey(
   prefix: string,
   graceSeconds: number,
   expiresAt: Date | null = null,
-  onChange = unrecorded
+  onChange = unrecorded,
+  actor?: Actor
 ): Promise<RotatedKey | null> {
   return sql.begin(async (tx) => {
     const [old] = await tx<
@@ -220,6 +193,8 @@ export async function rotateKey(
       name: old.name,
       newPrefix: created.prefix,
     })
+    const [before, after] = [{ prefix }, { prefix: created.prefix, old_expires_at: row.expires_at.toISOString() }]
+    await audit(tx, actor, { accountId: old.account_id, action: 'key.rotated', target: prefix, before, after })
     return { ...created, email: old.email, oldExpiresAt: row.expires_at, now: row.now }
   })
 }

@@ -1,3 +1,4 @@
+import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 
 // What a key may do. Each API operation that takes a key needs one of these (its route declares which); reading
@@ -25,8 +26,15 @@ export type Narrowed =
 
 // Narrows the scopes of the key `prefix` to `scopes`, which must be among those it has: a wider set is refused and
 // nothing changes. updated_at moves so that every server drops its cached copy of the key within a poll.
-// `accountId`, when given, limits the change to that account's keys (the dashboard's).
-export function narrowScopes(sql: Sql, prefix: string, scopes: Scope[], accountId?: string): Promise<Narrowed> {
+// `accountId`, when given, limits the change to that account's keys (the dashboard's). A change is recorded in the
+// audit log with `actor`.
+export function narrowScopes(
+  sql: Sql,
+  prefix: string,
+  scopes: Scope[],
+  accountId?: string,
+  actor?: Actor
+): Promise<Narrowed> {
   return sql.begin(async (tx): Promise<Narrowed> => {
     const [row] = await tx<{ account_id: string; scopes: string[] }[]>`
       select account_id, scopes from api_keys
@@ -36,6 +44,10 @@ export function narrowScopes(sql: Sql, prefix: string, scopes: Scope[], accountI
     const added = scopes.filter((s) => !before.includes(s))
     if (added.length) return { ok: false, reason: 'wider', added }
     await tx`update api_keys set scopes = ${tx.array(scopes)}, updated_at = clock_timestamp() where prefix = ${prefix}`
+    if (scopes.length !== before.length) {
+      const entry = { before: { scopes: before }, after: { scopes } }
+      await audit(tx, actor, { accountId: row.account_id, action: 'key.scopes_narrowed', target: prefix, ...entry })
+    }
     return { ok: true, accountId: row.account_id, before, after: scopes }
   })
 }

@@ -1,3 +1,4 @@
+import { type Actor, audit, recordAudit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { newToken as token, tokenDigest as digest } from './tokens.js'
 
@@ -15,9 +16,17 @@ export interface SessionUser {
   csrf: string
 }
 
-export async function createSession(sql: Sql, userId: string): Promise<string> {
+// A sign-in of the user, from the client at `address` (recorded in the audit log with the session).
+export async function createSession(sql: Sql, userId: string, address: string | null): Promise<string> {
   const t = token()
-  await sql`insert into dashboard_sessions (token_sha256, user_id, csrf) values (${digest(t)}, ${userId}, ${token()})`
+  await sql.begin(async (tx) => {
+    const [u] = await tx<{ email: string; account_id: string }[]>`
+      with s as (insert into dashboard_sessions (token_sha256, user_id, csrf)
+                 values (${digest(t)}, ${userId}, ${token()}) returning user_id)
+      select u.email, u.account_id from s join users u on u.id = s.user_id`
+    const actor = { kind: 'user', email: u.email, address } as const
+    await recordAudit(tx, actor, { accountId: u.account_id, action: 'signin.succeeded', target: u.email })
+  })
   return t
 }
 
@@ -36,9 +45,20 @@ export async function findSession(sql: Sql, t: string): Promise<SessionUser | nu
   return user
 }
 
-export const endSession = (sql: Sql, t: string) => sql`delete from dashboard_sessions where token_sha256 = ${digest(t)}`
+// A sign-out: recorded when the session was still there.
+export const endSession = (sql: Sql, t: string, actor: Actor, accountId: string) =>
+  sql.begin(async (tx) => {
+    const ended = await tx`delete from dashboard_sessions where token_sha256 = ${digest(t)} returning user_id`
+    const target = actor.kind === 'user' ? actor.email : null
+    if (ended.length) await recordAudit(tx, actor, { accountId, action: 'signout', target })
+  })
 
-// Every session of the user but the one given (null: all of them).
-export const endOtherSessions = (sql: Sql, userId: string, keep: string | null) =>
-  sql`delete from dashboard_sessions where user_id = ${userId}
-      and token_sha256 is distinct from ${keep === null ? null : digest(keep)}`
+// Every session of the user but the one given (null: all of them); recorded as signout.everywhere with an actor.
+export const endOtherSessions = (sql: Sql, userId: string, keep: string | null, actor?: Actor) =>
+  sql.begin(async (tx) => {
+    const [u] = await tx<{ email: string; account_id: string }[]>`
+      with s as (delete from dashboard_sessions where user_id = ${userId}
+                 and token_sha256 is distinct from ${keep === null ? null : digest(keep)} returning 1)
+      select email, account_id from users where id = ${userId}`
+    if (u) await audit(tx, actor, { accountId: u.account_id, action: 'signout.everywhere', target: u.email })
+  })

@@ -1,4 +1,5 @@
 import type postgres from 'postgres'
+import { type Actor, audit, recordAudit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { newToken, tokenDigest } from './tokens.js'
 
@@ -19,7 +20,7 @@ interface NewLink {
 export type OnLink = (tx: postgres.TransactionSql, link: NewLink) => Promise<boolean>
 
 // A one-time link for the user, valid 24 hours; only its hash is kept. `mailed`: `onLink` queued its mail.
-export async function createSigninLink(sql: Sql, userId: string, publicUrl: string, onLink?: OnLink) {
+export async function createSigninLink(sql: Sql, userId: string, publicUrl: string, onLink?: OnLink, actor?: Actor) {
   const t = newToken()
   const url = `${publicUrl.replace(/\/+$/, '')}/dashboard/link/${t}`
   const mailed = await sql.begin(async (tx) => {
@@ -30,6 +31,7 @@ export async function createSigninLink(sql: Sql, userId: string, publicUrl: stri
       )
       select l.expires_at as "expiresAt", u.id as "userId", u.account_id as "accountId", u.email
       from l join users u on u.id = l.user_id`
+    await audit(tx, actor, { accountId: link.accountId, action: 'signin_link.created', target: link.email })
     return (await onLink?.(tx, { ...link, url })) ?? false
   })
   return { url, mailed }
@@ -42,15 +44,24 @@ export async function linkIsValid(sql: Sql, t: string): Promise<{ email: string 
   return row ?? null
 }
 
-// Uses the link up (once: a second use finds nothing), sets the password and ends the user's sessions.
-export async function redeemLink(sql: Sql, t: string, passwordHash: string): Promise<string | null> {
+// Uses the link up (once: a second use finds nothing), sets the password and ends the user's sessions. The password
+// change is recorded as the user's, from `address`.
+export async function redeemLink(sql: Sql, t: string, passwordHash: string, address: string | null) {
   return sql.begin(async (tx) => {
     const [row] = await tx<{ user_id: string }[]>`
       update signin_links set used_at = now()
       where token_sha256 = ${tokenDigest(t)} and used_at is null and expires_at > now() returning user_id`
     if (!row) return null
-    await tx`update users set password_hash = ${passwordHash} where id = ${row.user_id}`
+    const [u] = await tx<{ email: string; account_id: string }[]>`
+      update users set password_hash = ${passwordHash} where id = ${row.user_id} returning email, account_id`
     await tx`delete from dashboard_sessions where user_id = ${row.user_id}`
+    const entry = {
+      accountId: u.account_id,
+      action: 'password.changed',
+      target: u.email,
+      after: { via: 'link' },
+    } as const
+    await recordAudit(tx, { kind: 'user', email: u.email, address }, entry)
     return row.user_id
   })
 }

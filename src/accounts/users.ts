@@ -1,3 +1,4 @@
+import { type Actor, recordAudit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 
@@ -22,6 +23,20 @@ export async function passwordMatches(sql: Sql, userId: string, password: string
   return verifyPassword(password, user?.password_hash ?? null)
 }
 
-export async function setPassword(sql: Sql, userId: string, password: string): Promise<void> {
-  await sql`update users set password_hash = ${await hashPassword(password)} where id = ${userId}`
+export async function setPassword(sql: Sql, userId: string, password: string, actor: Actor): Promise<void> {
+  const hash = await hashPassword(password)
+  await sql.begin(async (tx) => {
+    const [u] = await tx<{ email: string; account_id: string }[]>`
+      update users set password_hash = ${hash} where id = ${userId} returning email, account_id`
+    if (u) await recordAudit(tx, actor, { accountId: u.account_id, action: 'password.changed', target: u.email })
+  })
 }
+
+// A sign-in refused (wrong password, or no such user: then the entry belongs to no account), by the email typed.
+export const signinFailed = (sql: Sql, email: string, address: string | null) =>
+  sql.begin(async (tx) => {
+    const [u] = await tx<{ account_id: string; email: string }[]>`
+      select account_id, email from users where lower(email) = lower(${email})`
+    const entry = { accountId: u?.account_id ?? null, action: 'signin.failed', target: u?.email ?? email } as const
+    await recordAudit(tx, { kind: 'user', email: u?.email ?? email, address }, entry)
+  })

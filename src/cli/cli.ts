@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os'
 import { ConfigError, type Config, parseConfig } from '../ops/config.js'
 import { openDatabase } from '../storage/db.js'
 import { migrate, NewerDatabaseError } from '../storage/migrate.js'
@@ -41,13 +42,23 @@ export async function run(argv: string[], env: Record<string, string | undefined
   try {
     const { command, rest } = find(argv)
     const { values, switches, positionals } = parseInvocation(command, rest)
-    return await command.run({ values, switches, positionals, config, io, database: database(config) })
+    const actor = { kind: 'cli', osUser: osUser(env) } as const
+    return await command.run({ values, switches, positionals, config, io, actor, database: database(config) })
   } catch (e) {
     io.err(`studio: ${(e as Error).message}`)
     if (e instanceof NewerDatabaseError) return 2
     if (!(e instanceof UsageError)) return 1
     io.err(USAGE)
     return 2
+  }
+}
+
+// The operating-system user running the command (its login name; USER when the system has none for this uid).
+function osUser(env: Record<string, string | undefined>): string {
+  try {
+    return userInfo().username
+  } catch {
+    return env.USER ?? env.LOGNAME ?? 'unknown'
   }
 }
 

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import type { Actor } from '../audit/record.js'
 import type { Config } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
 
@@ -25,6 +26,8 @@ export interface Invocation {
   positionals: string[]
   config: Config
   io: Io
+  // Who runs the command, for the audit log: `cli` and the operating-system user.
+  actor: Actor
   // Opens a one-connection pool, applies pending migrations (unless `migrate: false`), runs fn, closes the pool.
   database: (fn: (sql: Sql) => Promise<void>, options?: { migrate: false }) => Promise<number>
 }

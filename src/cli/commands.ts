@@ -1,4 +1,5 @@
-import { createKey, listKeys, revokeKey, rotateKey, saveUser, setPlan } from '../accounts/accounts.js'
+import { createKey, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
+import { saveUser, setPlan } from '../accounts/user-save.js'
 import { recordKeyChanges } from '../events/key-events.js'
 import { narrowScopes } from '../accounts/scopes.js'
 import { createSigninLink } from '../accounts/signin-links.js'
@@ -13,6 +14,7 @@ import { type Command, UsageError } from './command.js'
 import { PLANS } from './help.js'
 import { printKey, printTable } from './print.js'
 import { serve } from './serve.js'
+import { auditCommand } from './audit.js'
 import { webhookCommands } from './webhooks.js'
 
 // The `studio` commands, in the order of the help. A new command is one entry here.
@@ -61,7 +63,7 @@ export const commands: Command[] = [
     also: [
       { args: '--plan P [--expires-in D] [--scopes S]', help: 'create an account with plan P and a key with no user' },
     ],
-    run: ({ values, io, database }) => {
+    run: ({ values, io, actor, database }) => {
       if (!values.email && (values.name !== undefined || values.role !== undefined))
         throw new UsageError('--name and --role need --email')
       if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
@@ -74,7 +76,9 @@ export const commands: Command[] = [
         keyName: values['key-name'],
         scopes: values.scopes === undefined ? undefined : scopesArg(values.scopes),
       }
-      return database(async (sql) => printKey(io, await createKey(sql, input, recordKeyChanges(null)), input.email))
+      return database(async (sql) =>
+        printKey(io, await createKey(sql, input, recordKeyChanges(null), actor), input.email)
+      )
     },
   },
   {
@@ -107,12 +111,12 @@ export const commands: Command[] = [
     help:
       'a new key for the same account and user, alone on the last line; the old key\nkeeps working for the grace ' +
       'period D (default 24h; 0: stops at once)',
-    run: ({ values, positionals, io, database }) => {
+    run: ({ values, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       const grace = duration(values.grace ?? '24h', '--grace', true)
       const expiresAt = expiry(values['expires-in']) ?? null
       return database(async (sql) => {
-        const k = await rotateKey(sql, prefix, grace, expiresAt, recordKeyChanges(null))
+        const k = await rotateKey(sql, prefix, grace, expiresAt, recordKeyChanges(null), actor)
         if (!k) throw new Error(`no key with prefix ${prefix}`)
         const until = k.oldExpiresAt > k.now ? `it keeps working until ${k.oldExpiresAt.toISOString()}` : null
         io.out(`key ${prefix} rotated: ${until ?? 'it no longer works'}`)
@@ -124,10 +128,11 @@ export const commands: Command[] = [
     name: 'keys revoke',
     args: 'PREFIX',
     help: 'revoke a key (running servers stop accepting it within a second)',
-    run: ({ positionals, io, database }) => {
+    run: ({ positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       return database(async (sql) => {
-        if (!(await revokeKey(sql, prefix, recordKeyChanges(null)))) throw new Error(`no key with prefix ${prefix}`)
+        if (!(await revokeKey(sql, prefix, recordKeyChanges(null), actor)))
+          throw new Error(`no key with prefix ${prefix}`)
         io.out(`key ${prefix} revoked`)
       })
     },
@@ -138,13 +143,13 @@ export const commands: Command[] = [
     help:
       'narrow what a key may do to S (comma-separated, among the scopes it has);\na wider set is refused ' +
       '(exit 2); running servers apply it within a second',
-    run: ({ values, positionals, io, database }) => {
+    run: ({ values, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       if (values.scopes === undefined) throw new UsageError('keys scopes needs --scopes')
       const scopes = scopesArg(values.scopes)
       let code = 0
       return database(async (sql) => {
-        const r = await narrowScopes(sql, prefix, scopes)
+        const r = await narrowScopes(sql, prefix, scopes, undefined, actor)
         if (!r.ok && r.reason === 'not_found') throw new Error(`no key with prefix ${prefix}`)
         if (r.ok) return io.out(`key ${prefix} now has the scopes ${r.after.join(',')}`)
         io.err(`studio: key ${prefix} lacks ${r.added.join(', ')}: scopes can be narrowed, never widened`)
@@ -156,12 +161,12 @@ export const commands: Command[] = [
     name: 'plan set',
     args: '--email E PLAN',
     help: `set the plan of E's account: ${PLANS}`,
-    run: ({ values, positionals, io, database }) => {
+    run: ({ values, positionals, io, actor, database }) => {
       if (!values.email) throw new UsageError('plan set needs --email')
       const plan = check(Plan, positionals[0], 'PLAN')
       const address = check(Email, values.email, '--email')
       return database(async (sql) => {
-        const account = await setPlan(sql, address, plan)
+        const account = await setPlan(sql, address, plan, actor)
         if (!account) throw new Error(`no user with email ${address}`)
         io.out(`account ${account} is now on plan ${plan}`)
       })
@@ -173,7 +178,7 @@ export const commands: Command[] = [
     help:
       'create (or reuse) the user E and its account, and print a one-time dashboard sign-in\nlink (valid 24 h; ' +
       'STUDIO_PUBLIC_URL is its base), alone on the last line; with mail on, a mail with it to E is queued',
-    run: ({ values, io, config, database }) => {
+    run: ({ values, io, config, actor, database }) => {
       if (!values.email) throw new UsageError('signin-link needs --email')
       const input = {
         email: check(Email, values.email, '--email'),
@@ -183,8 +188,8 @@ export const commands: Command[] = [
       }
       const base = config.STUDIO_PUBLIC_URL ?? baseUrl(config.HOST, config.PORT)
       return database(async (sql) => {
-        const { userId } = await saveUser(sql, input)
-        const link = await createSigninLink(sql, userId, base, linkMailer({ config }))
+        const { userId } = await saveUser(sql, input, actor)
+        const link = await createSigninLink(sql, userId, base, linkMailer({ config }), actor)
         const mailed = link.mailed ? ' (a mail with it is queued for them: the running server sends it)' : ''
         io.out(
           `user ${userId} <${input.email}>: open this link within 24 hours to set a password and sign in${mailed}:`
@@ -237,4 +242,5 @@ export const commands: Command[] = [
     },
   },
   ...webhookCommands,
+  auditCommand,
 ]

@@ -10,6 +10,7 @@ import {
   removeEndpoint,
   rotateSecret,
 } from '../events/endpoints.js'
+import type { Actor } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { check } from './arguments.js'
 import { type Command, UsageError } from './command.js'
@@ -20,14 +21,14 @@ const onEndpoint = (
   action: string,
   help: string,
   done: string,
-  call: (sql: Sql, id: string) => Promise<boolean>
+  call: (sql: Sql, id: string, actor: Actor) => Promise<boolean>
 ): Command => ({
   name: `webhooks ${action}`,
   args: 'ID',
   help,
-  run: ({ positionals: [id], io, database }) =>
+  run: ({ positionals: [id], io, actor, database }) =>
     database(async (sql) => {
-      if (!(await call(sql, id))) throw new Error(`no webhook endpoint ${id}`)
+      if (!(await call(sql, id, actor))) throw new Error(`no webhook endpoint ${id}`)
       io.out(`endpoint ${id} ${done}`)
     }),
 })
@@ -41,7 +42,7 @@ export const webhookCommands: Command[] = [
       "add a webhook endpoint to E's account (all event types unless --events names some);\n--kind slack: a " +
       'Slack incoming webhook, sent lead.created only, as a message;\nprints its id, then its signing secret ' +
       'alone on the last line',
-    run: ({ values, io, config, database }) => {
+    run: ({ values, io, config, actor, database }) => {
       if (!values.email || !values.url) throw new UsageError('webhooks add needs --email and --url')
       const email = check(Email, values.email, '--email')
       const events = values.events?.split(',').map((s) => s.trim())
@@ -50,7 +51,7 @@ export const webhookCommands: Command[] = [
         if (!accountId) throw new Error(`no user with email ${email}`)
         const { description, kind } = values
         const input = { accountId, url: values.url as string, events, description, kind }
-        const e = await addEndpoint(sql, input, config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+        const e = await addEndpoint(sql, input, config.STUDIO_WEBHOOKS_ALLOW_PRIVATE, actor)
         io.out(`endpoint ${e.id} added; its signing secret is shown once, store it now:`)
         io.out(e.secret)
       })
@@ -86,17 +87,20 @@ export const webhookCommands: Command[] = [
     name: 'webhooks rotate',
     args: 'ID',
     help: 'a new signing secret, alone on the last line; the old one also signs for 24 hours',
-    run: ({ positionals, io, database }) =>
+    run: ({ positionals, io, actor, database }) =>
       database(async (sql) => {
-        const rotated = await rotateSecret(sql, positionals[0], new Date())
+        const rotated = await rotateSecret(sql, positionals[0], new Date(), actor)
         if (!rotated) throw new Error(`no webhook endpoint ${positionals[0]}`)
         const until = rotated.until.toISOString()
         io.out(`endpoint ${positionals[0]}: the old secret keeps signing until ${until}; the new one, shown once:`)
         io.out(rotated.secret)
       }),
   },
-  onEndpoint('disable', 'stop sending to an endpoint (its pending deliveries are cancelled)', 'disabled', (sql, id) =>
-    disableEndpoint(sql, id, 'disabled by hand from the command line')
+  onEndpoint(
+    'disable',
+    'stop sending to an endpoint (its pending deliveries are cancelled)',
+    'disabled',
+    (sql, id, actor) => disableEndpoint(sql, id, 'disabled by hand from the command line', actor)
   ),
   onEndpoint('enable', 'send to a disabled endpoint again (the events made from now on)', 'enabled', enableEndpoint),
 ]

@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js'
 import { mailIsOn } from '../ops/config.js'
 import { html } from './html.js'
 import { csrfField, errorBanner, notice, page } from './layout.js'
-import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 // The user's choice of a mail per new lead (saved even while the server sends no mail).
 async function emailCard(deps: DashboardDeps, ctx: PageCtx) {
@@ -67,7 +67,7 @@ export function accountPages(deps: DashboardDeps): Page[] {
         const password = ctx.form.get('password') ?? ''
         const problem = passwordProblem(password, ctx.form.get('confirm'))
         if (problem) return { status: 422, page: await accountPage(deps, ctx, problem) }
-        await setPassword(sql, ctx.user.userId, password)
+        await setPassword(sql, ctx.user.userId, password, actorOf(ctx))
         await endOtherSessions(sql, ctx.user.userId, ctx.token)
         return see('/dashboard/account?done=password')
       },
@@ -87,7 +87,7 @@ export function accountPages(deps: DashboardDeps): Page[] {
       access: 'user',
       async handle(ctx) {
         if (!ctx.token) throw new ApiError('forbidden', 'No session.')
-        await endOtherSessions(sql, ctx.user.userId, ctx.token)
+        await endOtherSessions(sql, ctx.user.userId, ctx.token, actorOf(ctx))
         return see('/dashboard/account?done=everywhere')
       },
     },

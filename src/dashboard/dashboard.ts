@@ -6,6 +6,7 @@ import { Router } from '../http/router.js'
 import type { Logger } from '../ops/log.js'
 import { SlidingWindow } from '../limits/limits.js'
 import { accountPages } from './account.js'
+import { auditPages } from './audit.js'
 import { html, Html } from './html.js'
 import { bare, canManage } from './layout.js'
 import { keysPages } from './keys.js'
@@ -59,6 +60,7 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
     ...usagePages(deps),
     ...webhooksPages(deps),
     ...teamPages(deps),
+    ...auditPages(deps),
     ...accountPages(deps),
   ]
   const router = new Router<Page>()

@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
 import { canManage, csrfField, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
-import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 const EXPIRIES: [string, string][] = [
   ['', 'Never'],
@@ -117,7 +117,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
         const scopes = scopesOf(ctx.form)
         const u = ctx.user
         const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt, scopes }
-        const k = await createKey(sql, input, recordKeyChanges(u.email))
+        const k = await createKey(sql, input, recordKeyChanges(u.email), actorOf(ctx))
         // Answered directly, not redirected: the key is never stored, so it can be shown only in this response.
         return keysPage(deps, ctx, shownOnce('new-key', `Key “${name}” created.`, k.key))
       },
@@ -130,7 +130,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
         const old = await ownKey(sql, ctx.user, ctx.params.prefix)
         const grace = Number(ctx.form.get('grace') ?? 0)
         if (!GRACES.some(([g]) => Number(g) === grace)) throw new ApiError('bad_request', 'Pick a grace period.')
-        const k = await rotateKey(sql, old.prefix, grace, null, recordKeyChanges(ctx.user.email))
+        const k = await rotateKey(sql, old.prefix, grace, null, recordKeyChanges(ctx.user.email), actorOf(ctx))
         if (!k) throw new ApiError('not_found', 'The key is gone.')
         const until =
           k.oldExpiresAt > k.now
@@ -146,7 +146,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
       async handle(ctx) {
         const k = await ownKey(sql, ctx.user, ctx.params.prefix)
         if (ctx.form.get('confirm') !== 'yes') return confirmRevoke(ctx.user, k)
-        await revokeKey(sql, k.prefix, recordKeyChanges(ctx.user.email))
+        await revokeKey(sql, k.prefix, recordKeyChanges(ctx.user.email), actorOf(ctx))
         return see('/dashboard/keys?done=revoked')
       },
     },

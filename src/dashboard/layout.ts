@@ -13,6 +13,7 @@ const SECTIONS = [
   ['usage', 'Usage'],
   ['webhooks', 'Webhooks'],
   ['team', 'Team'],
+  ['audit', 'Audit log'],
   ['account', 'Account'],
 ] as const
 
@@ -20,7 +21,7 @@ export type Section = (typeof SECTIONS)[number][0]
 
 export const canManage = (role: string) => role === 'owner' || role === 'admin'
 // Sections only owners and admins see (their pages are `access: 'admin'`).
-const MANAGERS_ONLY: readonly Section[] = ['webhooks', 'team']
+const MANAGERS_ONLY: readonly Section[] = ['webhooks', 'team', 'audit']
 
 const head = (title: string) => html`<head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -32,8 +33,8 @@ const head = (title: string) => html`<head><meta charset="utf-8">
 
 export const csrfField = (v: Viewer) => html`<input type="hidden" name="csrf" value="${v.csrf}">`
 
-// A signed-in page: side navigation (Webhooks and Team only for owners and admins), who is signed in, and the section's
-// content.
+// A signed-in page: side navigation (Webhooks, Team and Audit log only for owners and admins), who is signed in, and
+// the section's content.
 export function page(v: Viewer, section: Section, title: string, content: Value): Html {
   const links = SECTIONS.filter(([s]) => !MANAGERS_ONLY.includes(s) || canManage(v.role)).map(
     ([s, label]) => html`<a href="/dashboard/${s}"${s === section ? html` aria-current="page"` : ''}>${label}</a>`

@@ -4,7 +4,7 @@ import { findLead, LEAD_COLUMNS, type LeadFilter, leadFilter, leadsPage } from '
 import { html } from './html.js'
 import { empty, page, when } from './layout.js'
 import type { DashboardDeps, Page, PageCtx } from './page.js'
-import { SECURITY_HEADERS } from './respond.js'
+import { streamCsv } from './respond.js'
 
 const PAGE = 50
 
@@ -72,34 +72,9 @@ async function leadDetail(deps: DashboardDeps, ctx: PageCtx) {
   )
 }
 
-// Resolves once the response can take more (or is gone), leaving no listener behind.
-const writable = (res: PageCtx['res']) =>
-  new Promise<void>((ok) => {
-    const done = () => {
-      res.off('drain', done).off('close', done)
-      ok()
-    }
-    res.on('drain', done).on('close', done)
-  })
-
-// Streamed as it is read, waiting for the socket to drain.
-async function exportCsv(deps: DashboardDeps, ctx: PageCtx) {
-  const { res } = ctx
-  res.writeHead(200, [
-    ...ctx.headers,
-    ...SECURITY_HEADERS,
-    'content-type',
-    'text/csv; charset=utf-8',
-    'content-disposition',
-    'attachment; filename="leads.csv"',
-  ])
-  for await (const chunk of leadsCsv(deps.sql, ctx.user.accountId, filterOf(ctx.url))) {
-    if (res.destroyed) break
-    if (!res.write(chunk)) await writable(res)
-  }
-  res.end()
-  return { streamed: true } as const
-}
+// Streamed as it is read.
+const exportCsv = (deps: DashboardDeps, ctx: PageCtx) =>
+  streamCsv(ctx, 'leads.csv', leadsCsv(deps.sql, ctx.user.accountId, filterOf(ctx.url)))
 
 export function leadsPages(deps: DashboardDeps): Page[] {
   return [

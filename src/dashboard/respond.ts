@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { Html } from './html.js'
+import type { PageCtx } from './page.js'
 
 const CSP =
   "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; " +
@@ -31,4 +32,33 @@ export function sendHtml(res: ServerResponse, status: number, page: Html, header
 
 export function redirect(res: ServerResponse, location: string, headers: string[]) {
   res.writeHead(303, [...headers, ...SECURITY_HEADERS, 'location', location, 'content-length', '0']).end()
+}
+
+// Resolves once the response can take more (or is gone), leaving no listener behind.
+const writable = (res: ServerResponse) =>
+  new Promise<void>((ok) => {
+    const done = () => {
+      res.off('drain', done).off('close', done)
+      ok()
+    }
+    res.on('drain', done).on('close', done)
+  })
+
+// A CSV download streamed as its chunks are made, waiting for the socket to drain.
+export async function streamCsv(ctx: PageCtx, filename: string, chunks: AsyncIterable<string>) {
+  const { res } = ctx
+  res.writeHead(200, [
+    ...ctx.headers,
+    ...SECURITY_HEADERS,
+    'content-type',
+    'text/csv; charset=utf-8',
+    'content-disposition',
+    `attachment; filename="${filename}"`,
+  ])
+  for await (const chunk of chunks) {
+    if (res.destroyed) break
+    if (!res.write(chunk)) await writable(res)
+  }
+  res.end()
+  return { streamed: true } as const
 }

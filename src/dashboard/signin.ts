@@ -1,7 +1,7 @@
 import { hashPassword, MIN_PASSWORD, passwordProblem } from '../accounts/passwords.js'
 import { createSession, endSession } from '../accounts/sessions.js'
 import { createSigninLink, linkIsValid, redeemLink } from '../accounts/signin-links.js'
-import { userByEmail, userByPassword } from '../accounts/users.js'
+import { signinFailed, userByEmail, userByPassword } from '../accounts/users.js'
 import type { SlidingWindow } from '../limits/limits.js'
 import { ApiError } from '../http/errors.js'
 import { mailIsOn } from '../ops/config.js'
@@ -9,7 +9,7 @@ import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
 import { bare, errorBanner, notice } from './layout.js'
 import { linkMailer } from './mail.js'
-import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { actorOf, addressOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 const MAX_AGE = 30 * 24 * 3600
 
@@ -22,7 +22,7 @@ function setCookie(deps: DashboardDeps, ctx: PageCtx, value: string, maxAge: num
 }
 
 async function signIn(deps: DashboardDeps, ctx: PageCtx, userId: string) {
-  setCookie(deps, ctx, await createSession(deps.sql, userId), MAX_AGE)
+  setCookie(deps, ctx, await createSession(deps.sql, userId, addressOf(ctx)), MAX_AGE)
   return see('/dashboard/keys')
 }
 
@@ -96,7 +96,8 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
         const email = (ctx.form.get('email') ?? '').trim().slice(0, 320)
         limit(ctx, email)
         const userId = await userByEmail(deps.sql, email)
-        if (userId) await createSigninLink(deps.sql, userId, deps.publicUrl(), linkMailer(deps))
+        const actor = { kind: 'user', email, address: addressOf(ctx) } as const
+        if (userId) await createSigninLink(deps.sql, userId, deps.publicUrl(), linkMailer(deps), actor)
         return see('/dashboard/signin?done=link-sent')
       },
     },
@@ -109,6 +110,7 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
         const password = ctx.form.get('password') ?? ''
         limit(ctx, email)
         const userId = await userByPassword(deps.sql, email, password)
+        if (!userId) await signinFailed(deps.sql, email, addressOf(ctx))
         if (!userId) return { status: 401, page: signinForm(mail, 'That email and password do not match.', email) }
         return signIn(deps, ctx, userId)
       },
@@ -130,7 +132,7 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
         const password = ctx.form.get('password') ?? ''
         const problem = passwordProblem(password, ctx.form.get('confirm'))
         if (problem) return { status: 422, page: passwordForm(ctx.url.pathname, link.email, problem) }
-        const userId = await redeemLink(deps.sql, ctx.params.token, await hashPassword(password))
+        const userId = await redeemLink(deps.sql, ctx.params.token, await hashPassword(password), addressOf(ctx))
         if (!userId) throw new ApiError('not_found', 'This sign-in link was used already.')
         return signIn(deps, ctx, userId)
       },
@@ -140,7 +142,7 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
       path: '/dashboard/signout',
       access: 'user',
       async handle(ctx) {
-        if (ctx.token) await endSession(deps.sql, ctx.token)
+        if (ctx.token) await endSession(deps.sql, ctx.token, actorOf(ctx), ctx.user.accountId)
         setCookie(deps, ctx, '', 0)
         return see('/dashboard/signin')
       },

@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors.js'
 import { html, type Html } from './html.js'
 import { linkMailer } from './mail.js'
 import { csrfField, notice, page, secretBox, when, type Viewer } from './layout.js'
-import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 const roleOptions = (current: string) =>
   ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`)
@@ -81,7 +81,7 @@ async function managed(deps: DashboardDeps, ctx: PageCtx, id: string) {
 const signinFor = async (deps: DashboardDeps, ctx: PageCtx, id: string, invited = false) => {
   const member = await managed(deps, ctx, id)
   const mailer = linkMailer(deps, invited ? { by: ctx.user.name ?? ctx.user.email, role: member.role } : undefined)
-  const link = await createSigninLink(deps.sql, member.id, deps.publicUrl(), mailer)
+  const link = await createSigninLink(deps.sql, member.id, deps.publicUrl(), mailer, actorOf(ctx))
   return teamPage(deps, ctx, linkBanner(member.email, link.url, link.mailed))
 }
 
@@ -96,7 +96,12 @@ export function teamPages(deps: DashboardDeps): Page[] {
       const role = roleOf(ctx.form.get('role'))
       if (role === 'owner' && ctx.user.role !== 'owner')
         throw new ApiError('forbidden', 'Only an owner can add owners.')
-      return signinFor(deps, ctx, await guarded(() => inviteMember(sql, ctx.user.accountId, email, role)), true)
+      return signinFor(
+        deps,
+        ctx,
+        await guarded(() => inviteMember(sql, ctx.user.accountId, email, role, actorOf(ctx))),
+        true
+      )
     }),
     post('/dashboard/team/:id/link', (ctx) => signinFor(deps, ctx, ctx.params.id)),
     post('/dashboard/team/:id/role', async (ctx) => {
@@ -104,12 +109,12 @@ export function teamPages(deps: DashboardDeps): Page[] {
       if (role === 'owner' && ctx.user.role !== 'owner')
         throw new ApiError('forbidden', 'Only an owner can add owners.')
       await managed(deps, ctx, ctx.params.id)
-      await guarded(() => setMemberRole(sql, ctx.user.accountId, ctx.params.id, role))
+      await guarded(() => setMemberRole(sql, ctx.user.accountId, ctx.params.id, role, actorOf(ctx)))
       return see('/dashboard/team?done=role')
     }),
     post('/dashboard/team/:id/remove', async (ctx) => {
       await managed(deps, ctx, ctx.params.id)
-      await guarded(() => removeMember(sql, ctx.user.accountId, ctx.params.id))
+      await guarded(() => removeMember(sql, ctx.user.accountId, ctx.params.id, actorOf(ctx)))
       return see('/dashboard/team?done=removed')
     }),
   ]

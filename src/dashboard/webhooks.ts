@@ -16,7 +16,7 @@ import { mailIsOn } from '../ops/config.js'
 import { html, type Html } from './html.js'
 import { csrfField, errorBanner, notice, page, shownOnce, when } from './layout.js'
 import { mailLogCard } from './mail-log.js'
-import { see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 import { type AddValues, addForm, deliveryLog, endpointCard, endpointsTable, NO_VALUES } from './webhook-views.js'
 
 // The Webhooks section (owners and admins): an account's endpoints, each with its actions and delivery log. Every
@@ -75,7 +75,7 @@ async function add(deps: DashboardDeps, ctx: PageCtx) {
   }
   try {
     if (values.events?.length === 0) throw new ApiError('invalid_request', 'pick at least one event type, or all')
-    const made = await addEndpoint(deps.sql, input, deps.config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+    const made = await addEndpoint(deps.sql, input, deps.config.STUDIO_WEBHOOKS_ALLOW_PRIVATE, actorOf(ctx))
     // Answered directly, not redirected: this response is the only place the secret is ever shown.
     const shown = shownOnce('new-secret', 'Endpoint added. Its signing secret:', made.secret)
     return listPage(deps, ctx, shown)
@@ -128,22 +128,22 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
       return done(e, 'webhook-resent')
     }),
     post('rotate', async (ctx, e) => {
-      const rotated = await rotateSecret(sql, e.id, now())
+      const rotated = await rotateSecret(sql, e.id, now(), actorOf(ctx))
       if (!rotated) throw new ApiError('not_found', 'The endpoint is gone.')
       const until = `The old secret keeps signing until ${when(rotated.until)} UTC.`
       return endpointPage(deps, ctx, e, shownOnce('new-secret', 'Secret rotated.', rotated.secret, until))
     }),
     post('disable', async (ctx, e) => {
-      await disableEndpoint(sql, e.id, `disabled by hand by ${ctx.user.email}`)
+      await disableEndpoint(sql, e.id, `disabled by hand by ${ctx.user.email}`, actorOf(ctx))
       return done(e, 'webhook-disabled')
     }),
-    post('enable', async (_, e) => {
-      await enableEndpoint(sql, e.id)
+    post('enable', async (ctx, e) => {
+      await enableEndpoint(sql, e.id, actorOf(ctx))
       return done(e, 'webhook-enabled')
     }),
     post('delete', async (ctx, e) => {
       if (ctx.form.get('confirm') !== 'yes') return confirmDelete(ctx, e)
-      await removeEndpoint(sql, e.id)
+      await removeEndpoint(sql, e.id, actorOf(ctx))
       return see('/dashboard/webhooks?done=webhook-deleted')
     }),
   ]

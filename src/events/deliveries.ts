@@ -1,7 +1,8 @@
 import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 import type { EndpointKind } from './endpoint-input.js'
-import { inBatches, KEEP_MS } from './prune.js'
+import { inBatches } from '../storage/batches.js'
+import { KEEP_MS } from './prune.js'
 
 // The deliveries table's life: claimed by one process (FOR UPDATE SKIP LOCKED, then a lease: a process that dies
 // holding a claim loses it when the lease ends), then finished by that process and logged as an attempt.

@@ -1,4 +1,5 @@
 import type postgres from 'postgres'
+import { type Actor, type AuditAction, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { isUuid } from '../storage/uuid.js'
 import type { EventType } from './catalogue.js'
@@ -24,14 +25,41 @@ const ROTATION_OVERLAP_MS = 24 * 3_600_000
 // Whether `id` can be an endpoint's id: anything else is no endpoint.
 export const isEndpointId = isUuid
 
-// A new endpoint of the account; its secret is returned here and never shown again.
-export async function addEndpoint(sql: Sql, input: EndpointInput, allowPrivate: boolean) {
+// A new endpoint of the account; its secret is returned here and never shown again. Each change below is recorded in
+// the audit log, in its transaction, when an actor is given (the dashboard and the CLI give theirs).
+export async function addEndpoint(sql: Sql, input: EndpointInput, allowPrivate: boolean, actor?: Actor) {
   const e = await checkEndpoint(input, allowPrivate)
   const secret = newSecret()
-  const [row] = await sql<{ id: string }[]>`
-    insert into webhook_endpoints (account_id, url, kind, event_types, description, secret)
-    values (${e.accountId}, ${e.url}, ${e.kind}, ${e.events}, ${e.description}, ${secret}) returning id`
-  return { id: row.id, secret }
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ id: string }[]>`
+      insert into webhook_endpoints (account_id, url, kind, event_types, description, secret)
+      values (${e.accountId}, ${e.url}, ${e.kind}, ${e.events}, ${e.description}, ${secret}) returning id`
+    const after = { url: e.url, kind: e.kind, events: e.events, description: e.description }
+    await audit(tx, actor, { accountId: e.accountId, action: 'webhook.added', target: row.id, after })
+    return { id: row.id, secret }
+  })
+}
+
+// Runs `change` (a statement returning the endpoint's account_id, and its url or state before) in a transaction
+// with its audit entry; false when there is no such endpoint.
+type Changed = { account_id: string } & Record<string, string | null>
+async function changed(
+  sql: Sql,
+  id: string,
+  change: (tx: postgres.TransactionSql) => Promise<Changed[]>,
+  entry: (row: Changed) => {
+    action: AuditAction
+    before?: Record<string, string | null>
+    after?: Record<string, string | null>
+  },
+  actor?: Actor
+): Promise<boolean> {
+  if (!isEndpointId(id)) return false
+  return sql.begin(async (tx) => {
+    const [row] = await change(tx)
+    if (row) await audit(tx, actor, { accountId: row.account_id, target: id, ...entry(row) })
+    return row !== undefined
+  })
 }
 
 // The endpoints (with their last attempt) that `where` selects, `w` being webhook_endpoints.
@@ -56,48 +84,74 @@ export async function findEndpoint(sql: Sql, accountId: string, id: string): Pro
   return row ?? null
 }
 
-export async function removeEndpoint(sql: Sql, id: string): Promise<boolean> {
-  if (!isEndpointId(id)) return false
-  return (await sql`delete from webhook_endpoints where id = ${id} returning id`).length === 1
-}
+export const removeEndpoint = (sql: Sql, id: string, actor?: Actor) =>
+  changed(
+    sql,
+    id,
+    (tx) => tx<Changed[]>`delete from webhook_endpoints where id = ${id} returning account_id, url`,
+    (row) => ({ action: 'webhook.removed', before: { url: row.url } }),
+    actor
+  )
 
 // Disabling cancels the endpoint's pending deliveries; enabled again, it receives the events made from then on.
-export async function disableEndpoint(sql: Sql, id: string, reason: string): Promise<boolean> {
-  if (!isEndpointId(id)) return false
-  const rows = await sql`
-    with endpoint as (
-      update webhook_endpoints set disabled_reason = ${reason} where id = ${id} returning id
-    ), cancelled as (
-      update webhook_deliveries set state = 'cancelled'
-      where endpoint_id in (select id from endpoint) and state = 'pending'
-    )
-    select id from endpoint`
-  return rows.length === 1
-}
+export const disableEndpoint = (sql: Sql, id: string, reason: string, actor?: Actor) =>
+  changed(
+    sql,
+    id,
+    (tx) => tx<Changed[]>`
+      with old as (select id, disabled_reason from webhook_endpoints where id = ${id} for no key update),
+      endpoint as (
+        update webhook_endpoints w set disabled_reason = ${reason} from old where w.id = old.id
+        returning w.id, w.account_id, old.disabled_reason
+      ), cancelled as (
+        update webhook_deliveries set state = 'cancelled'
+        where endpoint_id in (select id from endpoint) and state = 'pending'
+      )
+      select account_id, disabled_reason from endpoint`,
+    (row) => ({
+      action: 'webhook.disabled',
+      before: { disabled_reason: row.disabled_reason },
+      after: { disabled_reason: reason },
+    }),
+    actor
+  )
 
 // Deliveries still pending for a disabled endpoint were made by an event whose transaction read the endpoint as
 // enabled and committed after the disabling cancelled the rest (no lock orders the two: a lock per lead on its
 // endpoints would serialize the leads). Enabling cancels them first, so the endpoint gets only what is made from
 // then on; prune() cancels them for endpoints left disabled.
-export async function enableEndpoint(sql: Sql, id: string): Promise<boolean> {
-  if (!isEndpointId(id)) return false
-  const rows = await sql`
-    with stray as (
-      update webhook_deliveries set state = 'cancelled' where endpoint_id = ${id} and state = 'pending'
-    )
-    update webhook_endpoints set disabled_reason = null, failing_since = null where id = ${id} returning id`
-  return rows.length === 1
-}
+export const enableEndpoint = (sql: Sql, id: string, actor?: Actor) =>
+  changed(
+    sql,
+    id,
+    (tx) => tx<Changed[]>`
+      with old as (select id, disabled_reason from webhook_endpoints where id = ${id} for no key update),
+      stray as (
+        update webhook_deliveries set state = 'cancelled' where endpoint_id = ${id} and state = 'pending'
+      )
+      update webhook_endpoints w set disabled_reason = null, failing_since = null from old where w.id = old.id
+      returning w.account_id, old.disabled_reason`,
+    (row) => ({
+      action: 'webhook.enabled',
+      before: { disabled_reason: row.disabled_reason },
+      after: { disabled_reason: null },
+    }),
+    actor
+  )
 
 // A new secret, and when the old one stops signing: until then (24 hours) both sign (both signatures in
 // webhook-signature).
-export async function rotateSecret(sql: Sql, id: string, now: Date): Promise<{ secret: string; until: Date } | null> {
-  if (!isEndpointId(id)) return null
+export async function rotateSecret(sql: Sql, id: string, now: Date, actor?: Actor) {
   const secret = newSecret()
-  const [row] = await sql<{ until: Date }[]>`
-    update webhook_endpoints
-    set previous_secret = secret, secret = ${secret},
-        previous_secret_until = ${new Date(now.getTime() + ROTATION_OVERLAP_MS)}
-    where id = ${id} returning previous_secret_until as until`
-  return row ? { secret, until: row.until } : null
+  const until = new Date(now.getTime() + ROTATION_OVERLAP_MS)
+  const done = await changed(
+    sql,
+    id,
+    (tx) => tx<Changed[]>`
+      update webhook_endpoints set previous_secret = secret, secret = ${secret}, previous_secret_until = ${until}
+      where id = ${id} returning account_id`,
+    () => ({ action: 'webhook.secret_rotated', after: { old_secret_until: until.toISOString() } }),
+    actor
+  )
+  return done ? { secret, until } : null
 }

@@ -1,6 +1,7 @@
 import type { Sql } from '../storage/db.js'
 import type { MailMessage } from './mail-outbox.js'
-import { inBatches, KEEP_MS } from './prune.js'
+import { inBatches } from '../storage/batches.js'
+import { KEEP_MS } from './prune.js'
 
 // The mail deliveries' life, as the webhook deliveries' (deliveries.ts): claimed by one process (FOR UPDATE SKIP
 // LOCKED, then a lease), then finished by it and logged as an attempt.

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici'
+import { pruneAudit } from '../audit/log.js'
 import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
@@ -12,7 +13,7 @@ import { startDeliveryWorker, type WorkerOptions } from './worker.js'
 
 export interface WebhooksDeps {
   db: Database
-  config: Pick<Config, 'STUDIO_WEBHOOKS_ALLOW_PRIVATE' | 'STUDIO_WEBHOOKS_TIMEOUT_MS'>
+  config: Pick<Config, 'STUDIO_WEBHOOKS_ALLOW_PRIVATE' | 'STUDIO_WEBHOOKS_TIMEOUT_MS' | 'STUDIO_AUDIT_RETENTION_DAYS'>
   log: Logger
   metrics: Metrics
   clock: () => number
@@ -58,6 +59,7 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
     userAgent: `Studio-Webhooks/${version}`,
     onOutcome,
     onDisabled: mail && mailDisabledEndpoint(mail.renderDisabled),
+    prunes: [(now) => pruneAudit(db.sql, now, config.STUDIO_AUDIT_RETENTION_DAYS)],
     lanes: mail
       ? [
           mailLane({

@@ -39,6 +39,8 @@ export interface WorkerOptions {
   lanes?: LaneSpec<unknown>[]
   // What else happens when an endpoint is disabled (mail on: its owners are told).
   onDisabled?: OnDisabled
+  // Other old rows this worker deletes at each hourly prune (the audit log's).
+  prunes?: ((now: Date) => Promise<unknown>)[]
 }
 
 export interface DeliveryWorker {
@@ -135,7 +137,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     if (!pruning && now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = now.getTime()
       // Beside the deliveries, not in their way; close() waits for it.
-      pruning = Promise.all(lanes.map((lane) => lane.prune(now)))
+      pruning = Promise.all([...lanes.map((lane) => lane.prune(now)), ...(o.prunes ?? []).map((p) => p(now))])
         .catch((e) => log.warn('webhook log prune', { err: String(e) }))
         .finally(() => (pruning = null))
     }

@@ -1,17 +1,6 @@
+import { csvLine } from '../ops/csv.js'
 import type { Sql } from '../storage/db.js'
 import { LEAD_COLUMNS, type LeadFilter, type LeadRecord, matching } from './search.js'
-
-// RFC 4180 CSV: every field quoted when it holds a comma, quote, CR or LF; lines end with CRLF. A cell a spreadsheet
-// would run as a formula (starting with =, +, -, @, tab or CR) is prefixed with ' so it stays text.
-const FORMULA = /^[=+\-@\t\r]/
-
-export function csvCell(value: string | null | undefined): string {
-  let s = value ?? ''
-  if (FORMULA.test(s)) s = `'${s}`
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
-}
-
-export const csvLine = (cells: (string | null | undefined)[]) => `${cells.map(csvCell).join(',')}\r\n`
 
 // The account's leads matching the filter as CSV, header line first, a chunk of lines per 200 rows read from a
 // cursor: memory stays flat however many leads match. Stopping the iteration closes the cursor.

@@ -175,6 +175,11 @@ export const settings = {
     default: '15000',
     doc: 'a webhook endpoint must answer 2xx within this long, else the delivery is retried',
   },
+  STUDIO_AUDIT_RETENTION_DAYS: {
+    schema: int(1, 36_500),
+    default: '400',
+    doc: 'audit log entries older than this many days are deleted (hourly)',
+  },
   STUDIO_SMTP_URL: {
     schema: smtpUrl,
     doc: 'SMTP server that sends mail (smtp://user:pass@host:587, smtps://…:465); with STUDIO_MAIL_FROM: mail on',

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { csvCell, csvLine } from '../../src/leads/csv.js'
+import { csvCell, csvLine } from '../../src/ops/csv.js'
 import { escapeHtml, html, raw } from '../../src/dashboard/html.js'
 
 t.test('html escapes every interpolation; raw() alone passes markup through', async (t) => {
