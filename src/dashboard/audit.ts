@@ -39,9 +39,17 @@ const select = (id: string, label: string, current: string, options: [string, st
     ([value, text]) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`
   )}</select></div>`
 
-const rowOf = (r: AuditRow) => html`<tr><td>${when(r.at, true)}</td><td>${actorLabel(r)}</td>
+// Values one per line, `name: value` (a list comma-separated); the CSV has them as JSON.
+const valuesCell = (v: Record<string, unknown> | null) =>
+  v
+    ? Object.entries(v).map(
+        ([k, x]) => html`<div class="values">${k}: ${Array.isArray(x) ? x.join(', ') : String(x ?? '—')}</div>`
+      )
+    : '—'
+
+const rowOf = (r: AuditRow) => html`<tr><td class="time">${when(r.at, true)}</td><td>${actorLabel(r)}</td>
 <td><code>${r.action}</code></td><td>${r.target ?? '—'}</td><td>${r.address ?? '—'}</td>
-<td><code>${values(r.before)}</code></td><td><code>${values(r.after)}</code></td></tr>`
+<td>${valuesCell(r.before)}</td><td>${valuesCell(r.after)}</td></tr>`
 
 async function auditPage(deps: DashboardDeps, ctx: PageCtx) {
   const f = filterOf(ctx)

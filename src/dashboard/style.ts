@@ -47,6 +47,7 @@ label.check{font-weight:400;font-size:14px;display:flex;gap:8px;align-items:cent
 .checks{display:flex;flex-wrap:wrap;gap:4px 18px;margin:4px 0 0 24px}
 .actions{margin-top:16px;gap:8px}td.time{white-space:nowrap}
 code.answer{display:block;max-width:360px;white-space:pre-wrap;overflow-wrap:anywhere}
+div.values{font-size:13px;overflow-wrap:anywhere}
 form.inline{display:inline}
 .row{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-end}
 .field{display:flex;flex-direction:column;gap:4px;margin-bottom:12px}

@@ -35,7 +35,7 @@ t.test('owners see every change of their account, newest first, with actor and a
   ])
   t.match(page.text, /cli \([^)]+\)/, 'the CLI, with its OS user')
   t.match(page.text, /<td>owner@example\.com<\/td>\s*<td><code>key\.created/)
-  t.match(page.text, '{&quot;plan&quot;:&quot;FREE&quot;}', 'values before, escaped')
+  t.match(page.text, '<div class="values">plan: FREE</div>', 'values before, one a line')
   t.notMatch(page.text, '<b>', 'everything escaped')
 })
 

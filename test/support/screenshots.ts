@@ -112,7 +112,7 @@ try {
   // Not the page that shows the new key: no secret in a committed picture, even a throwaway one.
   await page.goto(`${server.url}/dashboard/keys`)
   await page.screenshot({ path: 'docs/screenshots/keys.png' })
-  for (const section of ['leads', 'usage', 'team', 'account']) {
+  for (const section of ['leads', 'usage', 'team', 'audit', 'account']) {
     await page.goto(`${server.url}/dashboard/${section}`)
     await page.screenshot({ path: `docs/screenshots/${section}.png` })
   }
