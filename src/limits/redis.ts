@@ -81,6 +81,30 @@ const readyWithin = (client: Redis, ms: number) =>
     })
   })
 
+// The client: no offline queue and no retries per request (a failed call is decided in memory at once), with both
+// scripts defined.
+const connect = (o: RedisLimitsOptions) =>
+  new Redis(o.url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: Math.max(1000, o.timeoutMs),
+    retryStrategy: (times) => Math.min(times * 100, 1000),
+    scripts: { studioWindow: { lua: WINDOW_SCRIPT }, studioMerge: { lua: MERGE_SCRIPT } },
+  })
+
+// The fallback's metrics: decisions made in memory (the returned counter) and whether the process is in fallback.
+function fallbackMetrics(metrics: RedisLimitsOptions['metrics'], inFallback: () => boolean) {
+  metrics.gauge(
+    'studio_ratelimit_redis_fallback',
+    '1 while this process limits in memory because Redis fails or is slow, else 0.',
+    () => (inFallback() ? 1 : 0)
+  )
+  return metrics.counter(
+    'studio_ratelimit_fallback_total',
+    'Rate-limit decisions this process made in memory because Redis failed or was slow.'
+  )
+}
+
 // The limiters over Redis. A call that fails, or is not answered within `timeoutMs`, is decided by the in-memory
 // window instead, and the process stays in that fallback (logged once on entering, once on leaving) until a probe
 // gets an answer: no request waits on a Redis that is known to be down. The promises never reject.
@@ -94,13 +118,7 @@ const readyWithin = (client: Redis, ms: number) =>
 // it counts there for every process too.
 export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimits> {
   const { log } = o
-  const client = new Redis(o.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: Math.max(1000, o.timeoutMs),
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-    scripts: { studioWindow: { lua: WINDOW_SCRIPT }, studioMerge: { lua: MERGE_SCRIPT } },
-  })
+  const client = connect(o)
   const script = client as unknown as WindowScript & MergeScript
   // Per limiter: what it granted in fallback, written into Redis on leaving it; and the windows to close.
   const replays: (() => Promise<unknown>)[] = []
@@ -108,15 +126,7 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
   let fallback = false
   let closed = false
   let probe: NodeJS.Timeout | undefined
-  const fellBack = o.metrics.counter(
-    'studio_ratelimit_fallback_total',
-    'Rate-limit decisions this process made in memory because Redis failed or was slow.'
-  )
-  o.metrics.gauge(
-    'studio_ratelimit_redis_fallback',
-    '1 while this process limits in memory because Redis fails or is slow, else 0.',
-    () => (fallback ? 1 : 0)
-  )
+  const fellBack = fallbackMetrics(o.metrics, () => fallback)
 
   function leave() {
     if (!fallback || closed) return
