@@ -2,12 +2,14 @@ import { readFileSync } from 'node:fs'
 
 const unit = readFileSync('contrib/studio.service', 'utf8')
 
-// The service as deployed: the V8 flags of the systemd unit's ExecStart (the Containerfile has the same);
-// BENCH_NODE_FLAGS overrides them (empty: none).
+// The service is started the plain way by default, as the README's Quick start starts it (`node dist/studio.mjs
+// serve`, no flags). BENCH_NODE_FLAGS=unit starts it as the systemd unit does (the V8 flags of its ExecStart, the
+// Containerfile has the same, and its MALLOC_ARENA_MAX); any other value is a list of flags.
 const unitFlags = /^ExecStart=\S+ (.*?) ?\S*studio\.mjs/m.exec(unit)?.[1] ?? ''
-export const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? unitFlags).split(' ').filter(Boolean)
+const asUnit = process.env.BENCH_NODE_FLAGS === 'unit'
+export const NODE_FLAGS = (asUnit ? unitFlags : (process.env.BENCH_NODE_FLAGS ?? '')).split(' ').filter(Boolean)
 
 // The unit's environment that tunes the process itself (not the service's settings): MALLOC_ARENA_MAX.
-export const UNIT_ENV = Object.fromEntries(
-  [...unit.matchAll(/^Environment=(MALLOC_\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]])
-)
+export const UNIT_ENV = asUnit
+  ? Object.fromEntries([...unit.matchAll(/^Environment=(MALLOC_\w+)=(\S+)$/gm)].map((m) => [m[1], m[2]]))
+  : {}

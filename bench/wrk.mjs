@@ -1,0 +1,69 @@
+// wrk, the load generator for the rates where bench/load.mjs (undici in one Node process) would saturate before the
+// server does and flatter the ratios. `npm run bench` installs it (Debian's package) when it is missing and it can,
+// and otherwise stops and says how; BENCH_GENERATOR=load.mjs runs without it, every row saying which generator made it.
+import { spawnSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const has = () => spawnSync('wrk', ['--version']).error === undefined
+
+export function ensureWrk(log) {
+  if (process.env.BENCH_GENERATOR === 'load.mjs' || has()) return has()
+  if (process.getuid?.() === 0 && spawnSync('apt-get', ['--version']).error === undefined) {
+    log('wrk is missing: apt-get install -y wrk…')
+    spawnSync('apt-get', ['install', '-y', '-q', 'wrk'], { stdio: ['ignore', 'ignore', 'inherit'] })
+    if (has()) return true
+  }
+  console.error(
+    'npm run bench needs wrk: install it (apt-get install wrk, brew install wrk), or run with ' +
+      'BENCH_GENERATOR=load.mjs to use the Node generator, which saturates first and flatters the ratios'
+  )
+  process.exit(2)
+}
+
+// A Lua string literal for any text (long brackets of a level the text does not contain).
+const luaString = (s) => {
+  let eq = ''
+  while (s.includes(`]${eq}]`)) eq += '='
+  return `[${eq}[${s}]${eq}]`
+}
+
+// The script: each request carries the next of `keys` (as load.mjs does), and `done` prints one JSON line.
+function script(file, { method = 'GET', headers = {}, keys = [], body }) {
+  const lines = [
+    `wrk.method = "${method}"`,
+    ...Object.entries(headers).map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(v)}`),
+    body === undefined ? '' : `wrk.body = ${luaString(body)}`,
+    `local keys = {${keys.map(luaString).join(',')}}`,
+    'local i = 0',
+    'request = function()',
+    '  if #keys > 0 then i = i % #keys + 1; wrk.headers["authorization"] = "Bearer " .. keys[i] end',
+    '  return wrk.format()',
+    'end',
+    'done = function(s, latency)',
+    '  local e = s.errors',
+    '  io.write(string.format(\'{"requests":%d,"us":%d,"p50":%.3f,"p99":%.3f,"non2xx":%d,"failed":%d}\\n\',',
+    '    s.requests, s.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000, e.status,',
+    '    e.connect + e.read + e.write + e.timeout))',
+    'end',
+  ]
+  writeFileSync(file, lines.join('\n'))
+}
+
+// Same result shape as load(): requests, rps, p50/p99 (ms), statuses; one second of warm-up first, as load.mjs has.
+export function wrkLoad({ url, connections = 20, seconds, pin, work, ...request }) {
+  const file = join(work, 'wrk.lua')
+  script(file, request)
+  const run = (d) => {
+    const [cmd, argv] = pin(1, 'wrk', ['-t1', `-c${connections}`, `-d${d}s`, '-s', file, url])
+    const r = spawnSync(cmd, argv, { encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`wrk failed: ${r.stderr}`)
+    return JSON.parse(/^\{"requests".*$/m.exec(r.stdout)[0])
+  }
+  run(1)
+  const o = run(seconds)
+  const statuses = { 200: o.requests - o.non2xx }
+  if (o.non2xx) statuses['non-2xx'] = o.non2xx
+  if (o.failed) statuses.failed = o.failed
+  return { requests: o.requests, rps: o.requests / (o.us / 1e6), p50: o.p50, p99: o.p99, statuses, all: statuses }
+}
