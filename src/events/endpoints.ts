@@ -93,13 +93,17 @@ export const removeEndpoint = (sql: Sql, id: string, actor?: Actor) =>
     actor
   )
 
+// The endpoint's state before a change, locked against a concurrent one (the audit entry's `before`).
+const lockedState = (tx: postgres.TransactionSql, id: string) =>
+  tx`select id, disabled_reason from webhook_endpoints where id = ${id} for no key update`
+
 // Disabling cancels the endpoint's pending deliveries; enabled again, it receives the events made from then on.
 export const disableEndpoint = (sql: Sql, id: string, reason: string, actor?: Actor) =>
   changed(
     sql,
     id,
     (tx) => tx<Changed[]>`
-      with old as (select id, disabled_reason from webhook_endpoints where id = ${id} for no key update),
+      with old as (${lockedState(tx, id)}),
       endpoint as (
         update webhook_endpoints w set disabled_reason = ${reason} from old where w.id = old.id
         returning w.id, w.account_id, old.disabled_reason
@@ -125,7 +129,7 @@ export const enableEndpoint = (sql: Sql, id: string, actor?: Actor) =>
     sql,
     id,
     (tx) => tx<Changed[]>`
-      with old as (select id, disabled_reason from webhook_endpoints where id = ${id} for no key update),
+      with old as (${lockedState(tx, id)}),
       stray as (
         update webhook_deliveries set state = 'cancelled' where endpoint_id = ${id} and state = 'pending'
       )
