@@ -39,6 +39,16 @@ export const LeadInput = v.pipe(
         campaign: v.optional(text(200)),
       })
     ),
+    website: v.optional(
+      v.pipe(
+        text(2000),
+        v.description(
+          'Honeypot: leave it out or empty. Meant for a form field hidden from people (bots fill every field): a ' +
+            'lead with a non-empty `website` is answered 201 as usual but kept as spam, out of the leads list and ' +
+            'raising no event.'
+        )
+      )
+    ),
   }),
   v.title('LeadInput')
 )

@@ -1,6 +1,7 @@
 import { ApiError } from '../http/errors.js'
 import { leadsCsv } from '../leads/csv.js'
 import { findLead, LEAD_COLUMNS, type LeadFilter, leadFilter, leadsPage } from '../leads/search.js'
+import { SPAM_KEEP_DAYS } from '../leads/spam.js'
 import { html } from './html.js'
 import { empty, page, when } from './layout.js'
 import type { DashboardDeps, Page, PageCtx } from './page.js'
@@ -13,11 +14,17 @@ const query = (f: LeadFilter, extra: Record<string, string>) =>
     ...(f.q && { q: f.q }),
     ...(f.from && { from: f.from }),
     ...(f.to && { to: f.to }),
+    ...(f.spam && { show: 'spam' }),
     ...extra,
   }).toString()
 
-const filterOf = (url: URL) =>
-  leadFilter(url.searchParams.get('q'), url.searchParams.get('from'), url.searchParams.get('to'))
+const filterOf = ({ searchParams: p }: URL) => leadFilter(p.get('q'), p.get('from'), p.get('to'), p.get('show'))
+
+// Which leads the list shows: those people sent, or those kept as spam (their hidden honeypot field filled).
+const shows = (f: LeadFilter) =>
+  html`<div class="field"><label for="show">Show</label><select id="show" name="show">
+<option value=""${f.spam ? '' : html` selected`}>Leads</option>
+<option value="spam"${f.spam ? html` selected` : ''}>Spam (kept ${SPAM_KEEP_DAYS} days)</option></select></div>`
 
 async function leadsList(deps: DashboardDeps, ctx: PageCtx) {
   const f = filterOf(ctx.url)
@@ -31,8 +38,8 @@ async function leadsList(deps: DashboardDeps, ctx: PageCtx) {
 <td>${l.email}</td><td>${l.company ?? '—'}</td><td>${l.service}</td></tr>`
       )}</tbody></table></div>`
     : html`<div class="table-wrap">${empty(
-        f.q || f.from || f.to ? 'No lead matches' : 'No leads yet',
-        f.q || f.from || f.to
+        f.q || f.from || f.to ? 'No lead matches' : f.spam ? 'No spam' : 'No leads yet',
+        f.q || f.from || f.to || f.spam
           ? html`<p><a href="/dashboard/leads">Clear the filter</a></p>`
           : html`<p>Send one with <code>POST /api/v1/leads</code> and an API key; it appears here.</p>`
       )}</div>`
@@ -46,6 +53,7 @@ async function leadsList(deps: DashboardDeps, ctx: PageCtx) {
 <input id="q" name="q" value="${f.q}"></div>
 <div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${f.from}"></div>
 <div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${f.to}"></div>
+${shows(f)}
 <div class="field"><button>Filter</button></div>
 <div class="field"><a class="button secondary" href="/dashboard/leads.csv?${query(f, {})}">Export CSV</a></div></form>
 ${body}<div class="pager">${first ? html`<span></span>` : html`<a href="/dashboard/leads?${query(f, {})}">Newest</a>`}
@@ -67,7 +75,9 @@ async function leadDetail(deps: DashboardDeps, ctx: PageCtx) {
     'leads',
     `Lead ${lead.name}`,
     html`<p><a href="/dashboard/leads">← Leads</a></p><h1>${lead.name}</h1>
-<p class="lead">Received ${when(lead.created)} UTC</p>
+<p class="lead">Received ${when(lead.created)} UTC${
+      lead.spam ? html` · <span class="badge revoked">spam</span> (its honeypot field was filled)` : ''
+    }</p>
 <div class="card"><dl class="fields">${fields}</dl></div>`
   )
 }

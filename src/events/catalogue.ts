@@ -11,8 +11,10 @@ const who = v.pipe(
   v.description('Email of the user who made the change; null when it was made from the command line.')
 )
 
+// Every field of the lead but the honeypot (a lead that filled it raises no event).
+const { website: _, ...leadFields } = LeadInput.pipe[0].entries
 const LeadCreatedData = v.object({
-  ...LeadInput.pipe[0].entries,
+  ...leadFields,
   id: v.pipe(v.string(), v.uuid(), v.description('Identifier of the lead.')),
   createdAt: timestamp,
   keyPrefix: v.pipe(v.string(), v.description('Prefix of the API key that created the lead.')),

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici'
 import { pruneAudit } from '../audit/log.js'
+import { pruneSpam } from '../leads/spam.js'
 import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
@@ -59,7 +60,7 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
     userAgent: `Studio-Webhooks/${version}`,
     onOutcome,
     onDisabled: mail && mailDisabledEndpoint(mail.renderDisabled),
-    prunes: [(now) => pruneAudit(db.sql, now, config.STUDIO_AUDIT_RETENTION_DAYS)],
+    prunes: [(now) => pruneAudit(db.sql, now, config.STUDIO_AUDIT_RETENTION_DAYS), (now) => pruneSpam(db.sql, now)],
     lanes: mail
       ? [
           mailLane({

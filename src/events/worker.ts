@@ -39,7 +39,7 @@ export interface WorkerOptions {
   lanes?: LaneSpec<unknown>[]
   // What else happens when an endpoint is disabled (mail on: its owners are told).
   onDisabled?: OnDisabled
-  // Other old rows this worker deletes at each hourly prune (the audit log's).
+  // Other old rows this worker deletes at each hourly prune (the audit log's, leads kept as spam).
   prunes?: ((now: Date) => Promise<unknown>)[]
 }
 

@@ -16,7 +16,11 @@ export interface NewLead {
   locale?: string
   source?: string
   utm?: { source?: string; medium?: string; campaign?: string }
+  // The honeypot: a form field hidden from people. Filled in, the lead is kept as spam (see spam.ts).
+  website?: string
 }
+
+export const isSpam = (lead: NewLead) => (lead.website ?? '') !== ''
 
 // The account the lead belongs to and the prefix of the key that sent it.
 export interface LeadOwner {
@@ -47,10 +51,11 @@ const stored = (row: LeadRow, replayed = false): StoredLead => ({ id: row.id, cr
 
 const insert = (sql: Queries, o: LeadOwner, b: NewLead, key: string | null, hash: Buffer | null) => sql<LeadRow[]>`
   insert into leads (account_id, key_prefix, name, email, service, message, phone, company, budget, locale, source,
-                     utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256)
+                     utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256, spam)
   values (${o.accountId}, ${o.prefix}, ${b.name}, ${b.email}, ${b.service}, ${b.message},
           ${b.phone ?? null}, ${b.company ?? null}, ${b.budget ?? null}, ${b.locale ?? null}, ${b.source ?? null},
-          ${b.utm?.source ?? null}, ${b.utm?.medium ?? null}, ${b.utm?.campaign ?? null}, ${key}, ${hash})
+          ${b.utm?.source ?? null}, ${b.utm?.medium ?? null}, ${b.utm?.campaign ?? null}, ${key}, ${hash},
+          ${isSpam(b)})
   on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
   returning id, created_at`
 

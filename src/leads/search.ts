@@ -25,23 +25,25 @@ export const LEAD_COLUMNS = [
 export type LeadRecord = Record<(typeof LEAD_COLUMNS)[number], string | null>
 
 // A case-insensitive substring of name, email, company or message, and the first and last days (YYYY-MM-DD, UTC),
-// each '' when not filtered on.
+// each '' when not filtered on; and which leads: those kept as spam (their honeypot filled), or by default the others.
 export interface LeadFilter {
   q: string
   from: string
   to: string
+  spam: boolean
 }
 
-// The filter from what a user typed: the search text trimmed and clipped, days that are not dates dropped.
-export function leadFilter(q: string | null, from: string | null, to: string | null): LeadFilter {
+// The filter from what a user typed: the search text trimmed and clipped, days that are not dates dropped; `show`
+// 'spam' for the spam.
+export function leadFilter(q: string | null, from: string | null, to: string | null, show?: string | null): LeadFilter {
   const day = (s: string | null) => (s && DAY.test(s) && !Number.isNaN(Date.parse(s)) ? s : '')
-  return { q: (q ?? '').trim().slice(0, 200), from: day(from), to: day(to) }
+  return { q: (q ?? '').trim().slice(0, 200), from: day(from), to: day(to), spam: show === 'spam' }
 }
 
 // The account's leads matching the filter, as an SQL fragment.
 export function matching(sql: Sql, accountId: string, f: LeadFilter) {
   const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-  return sql`account_id = ${accountId}
+  return sql`account_id = ${accountId} and spam = ${f.spam}
     ${
       f.q
         ? sql`and (name ilike ${like} or email ilike ${like} or company ilike ${like}
@@ -88,7 +90,7 @@ export async function leadsPage(sql: Sql, accountId: string, f: LeadFilter, afte
 // The account's lead `id` with the name of the key that sent it, or null.
 export async function findLead(sql: Sql, accountId: string, id: string) {
   if (!isUuid(id)) return null
-  const [lead] = await sql<(LeadRecord & { created: Date; key_name: string | null })[]>`
+  const [lead] = await sql<(LeadRecord & { created: Date; key_name: string | null; spam: boolean })[]>`
     select l.*, l.created_at as created, k.name as key_name from leads l left join api_keys k on k.prefix = l.key_prefix
     where l.id = ${id} and l.account_id = ${accountId}`
   return lead ?? null

@@ -408,6 +408,8 @@ export interface components {
                 medium?: string;
                 campaign?: string;
             };
+            /** @description Honeypot: leave it out or empty. Meant for a form field hidden from people (bots fill every field): a lead with a non-empty `website` is answered 201 as usual but kept as spam, out of the leads list and raising no event. */
+            website?: string;
         };
         /** OpenApiDocument */
         OpenApiDocument: {
