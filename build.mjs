@@ -33,4 +33,7 @@ await build({
 // PGlite loads its WebAssembly and data files next to the module that imports it.
 const pglite = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'))
 for (const f of ['pglite.wasm', 'pglite.data', 'initdb.wasm']) copyFileSync(join(pglite, f), join(out, f))
+// And pglite-tools its pg_dump (`studio backup`), next to the chunk that imports it.
+const tools = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite-tools/pg_dump'))
+copyFileSync(join(tools, 'pg_dump.wasm'), join(out, 'pg_dump.wasm'))
 console.log(`built ${out}: ${readdirSync(out).join(' ')}`)

@@ -2,6 +2,7 @@ import { userInfo } from 'node:os'
 import { ConfigError, type Config, parseConfig } from '../ops/config.js'
 import { openDatabase } from '../storage/db.js'
 import { migrate, NewerDatabaseError } from '../storage/migrate.js'
+import { Refused } from '../storage/backup.js'
 import { type Command, type Invocation, type Io, parseInvocation, UsageError } from './command.js'
 import { commands } from './commands.js'
 import { helpText, usageLine } from './help.js'
@@ -24,8 +25,8 @@ function find(argv: string[]): { command: Command; rest: string[] } {
   throw new UsageError(`unknown command: ${[first, second].filter(Boolean).join(' ')}`)
 }
 
-// Runs one command line; the exit code: 0 done, 1 failed, 2 bad arguments or configuration, or a database that a
-// newer release migrated.
+// Runs one command line; the exit code: 0 done, 1 failed, 2 bad arguments or configuration, a database that a
+// newer release migrated, or a refusal (a restore into a database that is not empty, no pg_dump).
 export async function run(argv: string[], env: Record<string, string | undefined>, io: Io = stdio): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
     io.out(HELP)
@@ -46,7 +47,7 @@ export async function run(argv: string[], env: Record<string, string | undefined
     return await command.run({ values, switches, positionals, config, io, actor, database: database(config) })
   } catch (e) {
     io.err(`studio: ${(e as Error).message}`)
-    if (e instanceof NewerDatabaseError) return 2
+    if (e instanceof NewerDatabaseError || e instanceof Refused) return 2
     if (!(e instanceof UsageError)) return 1
     io.err(USAGE)
     return 2

@@ -15,6 +15,7 @@ import { PLANS } from './help.js'
 import { printKey, printTable } from './print.js'
 import { serve } from './serve.js'
 import { auditCommand } from './audit.js'
+import { backupCommands } from './backup.js'
 import { webhookCommands } from './webhooks.js'
 
 // The `studio` commands, in the order of the help. A new command is one entry here.
@@ -243,4 +244,5 @@ export const commands: Command[] = [
   },
   ...webhookCommands,
   auditCommand,
+  ...backupCommands,
 ]

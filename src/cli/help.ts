@@ -36,7 +36,8 @@ Durations D: a whole number and a unit, s, m, h or d: 90d, 24h, 30m.
 Environment (defaults in brackets):
 ${environment.join('\n')}
 
-Exit codes: 0 done, 1 failed, 2 bad arguments or configuration, or a database migrated by a newer release.`
+Exit codes: 0 done, 1 failed, 2 bad arguments or configuration, a database migrated by a newer release, or a
+refusal (a restore into a database that is not empty, no pg_dump for a backup of PostgreSQL).`
 }
 
 // For the `plan set` help line.

@@ -3,6 +3,7 @@ import { connect, createServer, type Server } from 'node:net'
 import { join, resolve } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
 import { listen } from '../ops/listen.js'
+import { dumpCopy, serveBackups } from './embedded-backup.js'
 
 // The embedded PostgreSQL: one process owns the PGlite data directory and serves it on a unix socket in
 // that directory; every other process (the CLI while `serve` runs, a second server) connects through it.
@@ -11,6 +12,8 @@ export const socketPath = (dataDir: string) => join(resolve(dataDir), '.s.PGSQL.
 
 export interface EmbeddedServer {
   socket: string
+  // A consistent backup in plain SQL (embedded-backup.ts), taken between two clients' exchanges.
+  backup(): Promise<string>
   close(): Promise<void>
 }
 
@@ -72,13 +75,17 @@ export async function startEmbedded(dataDir: string): Promise<EmbeddedServer | n
     handler.attach(conn).catch(() => conn.destroy())
   })
   await listen(server, { path: socket })
+  const backup = () => dumpCopy(db, (fn) => queue.alone(fn))
+  const backups = await serveBackups(dir, backup)
   return {
     socket,
+    backup,
     async close() {
       await new Promise((ok) => {
         server.close(ok)
         for (const h of handlers) void h.detach(true)
       })
+      await backups.close()
       await db.close()
       rmSync(lock, { force: true })
     },
@@ -91,7 +98,11 @@ interface Item {
   onData: (data: Uint8Array) => void
   resolve: (bytes: number) => void
   reject: (err: unknown) => void
+  // Work of this process's own that needs the backend alone (no client inside an exchange): `alone`.
+  task?: () => Promise<unknown>
 }
+
+const ALONE = -1
 
 const SYNC = 0x53
 const QUERY = 0x51
@@ -110,6 +121,22 @@ class ExclusiveQueue {
   enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
     return new Promise((resolve, reject) => {
       this.queue.push({ handlerId, message, onData, resolve, reject })
+      void this.pump()
+    })
+  }
+
+  // Runs fn once no client is inside an exchange or a transaction, while every client's next message waits.
+  alone<T>(fn: () => Promise<T>): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const task = () => fn().then(resolve, reject)
+      this.queue.push({
+        handlerId: ALONE,
+        message: new Uint8Array(),
+        onData: () => {},
+        resolve: () => {},
+        reject,
+        task,
+      })
       void this.pump()
     })
   }
@@ -141,6 +168,10 @@ class ExclusiveQueue {
         const at = this.owner === null ? 0 : this.queue.findIndex((i) => i.handlerId === this.owner)
         if (at === -1) break
         const item = this.queue.splice(at, 1)[0]
+        if (item.task) {
+          await item.task()
+          continue
+        }
         this.owner = item.handlerId
         let bytes = 0
         try {

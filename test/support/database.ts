@@ -18,7 +18,12 @@ export async function testDatabase(t: Teardown): Promise<DbEnv> {
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     return { STUDIO_DATA_DIR: dir }
   }
-  const name = `studio_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  return emptyPostgres(t, admin, 'studio_test')
+}
+
+// A new empty database on the PostgreSQL server of `admin` (a URL), named `prefix`_…, dropped at the end.
+export async function emptyPostgres(t: Teardown, admin: string, prefix: string): Promise<DbEnv> {
+  const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
   const sql = postgres(admin, { max: 1, onnotice: () => {} })
   await sql.unsafe(`create database ${name}`)
   await sql.end()
