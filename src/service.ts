@@ -32,6 +32,7 @@ import { createMailer } from './events/mailer.js'
 import { disabledEndpointMail, leadMail } from './dashboard/mail.js'
 import { mailIsOn } from './ops/config.js'
 import { openTracer } from './ops/trace.js'
+import { type BackupScheduleOptions, startBackups } from './storage/backup-schedule.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -43,6 +44,7 @@ export interface ServiceOptions {
   pingMs?: number
   metrics?: Metrics
   webhooks?: WebhooksDeps['options']
+  backups?: BackupScheduleOptions
 }
 
 export interface Service {
@@ -94,6 +96,13 @@ function guardDriverRejections(log: Logger) {
   driverLog = log
 }
 
+const poolGauge = (metrics: Metrics, db: Database) =>
+  metrics.gauge(
+    'studio_db_pool_max_connections',
+    'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).',
+    () => db.sql.options.max
+  )
+
 const SETTLE_MS = 2000
 const QUOTA_TICK_MS = 50
 
@@ -140,16 +149,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   keys.onAccountChange(quota.drop)
   const limits = await openLimiters(config, { log, metrics, clock })
   const { limiter, authFailures } = limits
-  metrics.gauge(
-    'studio_db_pool_max_connections',
-    'Connections the PostgreSQL pool may open (configured; the driver does not report how many are busy).',
-    () => db.sql.options.max
-  )
+  poolGauge(metrics, db)
   // Links in mails and on the dashboard start with STUDIO_PUBLIC_URL, else with the listener's URL once it listens.
   let publicUrl = config.STUDIO_PUBLIC_URL ?? ''
   const mail = await openMail(config, log, () => (config.STUDIO_DASHBOARD === 'on' ? publicUrl : null))
   const webhooks = startWebhooks({ db, config, log, metrics, clock, mail, options: opts.webhooks })
   const upstreams = createUpstreams(adaptersFor(config), { clock, metrics })
+  const backups = startBackups(config, db, { log, metrics, ...opts.backups })
   const completions = {
     quota,
     upstreams,
@@ -163,7 +169,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   }
   const routes = [
     ...apiRoutes(db.sql, keys, completions, { mail: mail !== undefined, wake: webhooks.wake }),
-    ...healthRoutes(db, () => ({ rate_limiter: limits.store(), upstreams: upstreams.states() })),
+    ...healthRoutes(db, () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() })),
   ]
   const pages =
     config.STUDIO_DASHBOARD === 'on'
@@ -214,7 +220,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         // No request can make an event any more: the webhook worker stops and gives back what it had claimed.
         await webhooks.close()
         mail?.mailer.close()
-        await Promise.all([keys.close(), recorder.close(), quota.close(), tracer.close()])
+        await Promise.all([keys.close(), recorder.close(), quota.close(), tracer.close(), backups?.close()])
         if (!opts.dispatcher) await dispatcher.close()
         if (!opts.db) await db.close()
       })()),

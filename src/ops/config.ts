@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
 import { missingUpstream, upstreamList } from './upstream-list.js'
 import { otlpHeaders } from './otlp-headers.js'
+import { backupConflict, backupSettings } from './backup-settings.js'
 
 const int = (min: number, max: number) =>
   v.pipe(
@@ -68,6 +69,7 @@ export const settings = {
   HOST: { schema: text, default: '127.0.0.1', doc: 'address of the API listener (0.0.0.0 for every interface)' },
   DATABASE_URL: { schema: url, doc: 'PostgreSQL connection URL; unset → embedded PostgreSQL in STUDIO_DATA_DIR' },
   STUDIO_DATA_DIR: { schema: text, default: './data', doc: 'where the embedded database and its unix socket live' },
+  ...backupSettings,
   STUDIO_DB_POOL: { schema: int(1, 100), default: '20', doc: 'connections in the PostgreSQL pool' },
   STUDIO_DB_TIMEOUT_MS: {
     schema: int(100, 600_000),
@@ -236,7 +238,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('STUDIO_MAIL_FROM', 'must be set when STUDIO_SMTP_URL is (the sender of every mail)')
   if (config.STUDIO_MAIL_FROM && !config.STUDIO_SMTP_URL)
     throw new ConfigError('STUDIO_SMTP_URL', 'must be set when STUDIO_MAIL_FROM is (the server mail is sent through)')
-  const missing = missingUpstream(config)
+  const missing = missingUpstream(config) ?? backupConflict(config)
   if (missing) throw new ConfigError(...missing)
   return config
 }

@@ -16,7 +16,7 @@ const PG_DUMP_MISSING =
   'server (Debian, Ubuntu: apt-get install postgresql-client; macOS: brew install libpq), then run this again'
 
 // Writes `file` whole or not at all: `write` fills the temporary path given.
-async function writeAtomically(file: string, write: (temporary: string) => Promise<void>) {
+export async function writeAtomically(file: string, write: (temporary: string) => Promise<void>) {
   const temporary = join(dirname(resolve(file)), `.${Date.now()}-${process.pid}.backup.tmp`)
   try {
     await write(temporary)

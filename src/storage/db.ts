@@ -9,6 +9,8 @@ export interface Database {
   // The same pool without the per-query deadline, for work whose late answer must not be dropped.
   raw: Sql
   mode: 'external' | 'embedded' | 'embedded-client'
+  // The embedded database's backup in plain SQL, in the process that owns it (mode `embedded`) only.
+  backup?: () => Promise<string>
   ready(): Promise<boolean>
   close(): Promise<void>
 }
@@ -116,6 +118,7 @@ export async function openDatabase(
     sql,
     raw: pool,
     mode,
+    backup: embedded?.backup,
     async ready() {
       try {
         await sql`select 1`
