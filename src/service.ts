@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { createHttpServer } from './http/server.js'
 import type { Route } from './http/route.js'
 import { createKeyStore, type KeyStore } from './accounts/auth.js'
+import { openOriginSet } from './accounts/origins.js'
 import type { Config } from './ops/config.js'
 import { deadlineError, openDatabase, type Database, type Sql } from './storage/db.js'
 import { isDatabaseDown } from './storage/database-down.js'
@@ -140,6 +141,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   })
   if (applied.length) log.info('migrations applied', { applied })
   const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
+  const origins = await openOriginSet(db.sql, keys, log)
   const dispatcher = opts.dispatcher ?? createDispatcher()
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
@@ -148,7 +150,6 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const ticker = setInterval(quota.tick, QUOTA_TICK_MS).unref()
   keys.onAccountChange(quota.drop)
   const limits = await openLimiters(config, { log, metrics, clock })
-  const { limiter, authFailures } = limits
   poolGauge(metrics, db)
   // Links in mails and on the dashboard start with STUDIO_PUBLIC_URL, else with the listener's URL once it listens.
   let publicUrl = config.STUDIO_PUBLIC_URL ?? ''
@@ -175,7 +176,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     config.STUDIO_DASHBOARD === 'on'
       ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
       : undefined
-  const { server } = createHttpServer({ config, keys, log, routes, limiter, authFailures, metrics, pages, tracer })
+  const { server } = createHttpServer({ ...limits, config, keys, log, routes, metrics, pages, tracer, origins })
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
   publicUrl ||= url
@@ -214,6 +215,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         await metricsServer?.close()
         await limits.close()
         pages?.close()
+        origins.close()
         // Calls a forced close aborted still give their units back (bounded: their upstream calls are aborted).
         await quota.settled(SETTLE_MS)
         clearInterval(ticker)

@@ -3,6 +3,8 @@ import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { generateKey } from './keys.js'
 import { SCOPES, type Scope } from './scopes.js'
+import { originsRefusal } from './origins.js'
+import { ApiError } from '../http/errors.js'
 import { ensureUser, newAccount, type UserInput } from './user-save.js'
 
 export interface CreateKeyInput extends Partial<UserInput> {
@@ -12,6 +14,8 @@ export interface CreateKeyInput extends Partial<UserInput> {
   createdBy?: string
   // What the key may do (default: every scope).
   scopes?: readonly Scope[]
+  // The web origins whose pages may use it (origins.ts: parsed; only for a key whose only scope is leads:write).
+  origins?: readonly string[]
 }
 
 export interface CreatedKey {
@@ -22,6 +26,7 @@ export interface CreatedKey {
   plan: string
   expiresAt: Date | null
   scopes: Scope[]
+  origins: string[] | null
 }
 
 // A key made, rotated or revoked, handed to the caller's `onChange` inside the change's own transaction (events/
@@ -46,16 +51,24 @@ export async function createKey(
   onChange = unrecorded,
   actor?: Actor
 ): Promise<CreatedKey> {
+  const scopes = [...(input.scopes ?? SCOPES)]
+  const origins = input.origins?.length ? [...input.origins] : null
+  const refused = origins && originsRefusal(scopes)
+  if (refused) throw new ApiError('bad_request', refused)
   return sql.begin(async (tx) => {
     let accountId: string
     let userId: string | null = null
     if (input.email) ({ userId, accountId } = await ensureUser(tx, { ...input, email: input.email }, actor))
     else accountId = await newAccount(tx, input.plan ?? 'FREE', actor)
-    const scopes = [...(input.scopes ?? SCOPES)]
-    const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes }
+    const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes, origins }
     const created = await insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
     await onChange(tx, { type: 'key.created', accountId, prefix: created.prefix, name: meta.name })
-    const after = { name: meta.name, expires_at: created.expiresAt?.toISOString() ?? null, scopes: meta.scopes }
+    const after = {
+      name: meta.name,
+      expires_at: created.expiresAt?.toISOString() ?? null,
+      scopes: meta.scopes,
+      ...(origins && { origins }),
+    }
     await audit(tx, actor, { accountId, action: 'key.created', target: created.prefix, after })
     return created
   })
@@ -66,15 +79,25 @@ async function insertKey(
   accountId: string,
   userId: string | null,
   expiresAt: Date | null,
-  meta: { name: string | null; createdBy: string | null; scopes: Scope[] }
+  meta: { name: string | null; createdBy: string | null; scopes: Scope[]; origins: string[] | null }
 ): Promise<CreatedKey> {
   const k = generateKey()
+  const origins = meta.origins ? tx.array(meta.origins) : null
   await tx`
-    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by, scopes)
+    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by, scopes, origins)
     values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt}, ${meta.name}, ${meta.createdBy},
-      ${tx.array(meta.scopes)})`
+      ${tx.array(meta.scopes)}, ${origins})`
   const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
-  return { key: k.key, prefix: k.prefix, accountId, userId, plan, expiresAt, scopes: meta.scopes }
+  return {
+    key: k.key,
+    prefix: k.prefix,
+    accountId,
+    userId,
+    plan,
+    expiresAt,
+    scopes: meta.scopes,
+    origins: meta.origins,
+  }
 }
 
 export interface KeyListing {
@@ -90,6 +113,7 @@ export interface KeyListing {
   expires_at: Date | null
   revoked_at: Date | null
   scopes: Scope[]
+  origins: string[] | null
   status: 'active' | 'grace' | 'expired' | 'revoked'
 }
 
@@ -106,7 +130,7 @@ const inScope = (sql: Sql, { accountId, createdBy }: KeyScope) =>
 
 export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   select k.prefix, k.name, k.account_id, a.plan, u.email, c.email as creator, k.created_at, k.last_used_at,
-         k.expires_at, k.revoked_at, k.scopes,
+         k.expires_at, k.revoked_at, k.scopes, k.origins,
          case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
               when k.rotated_at is not null then 'grace' else 'active' end as status
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
@@ -170,9 +194,10 @@ export async function rotateKey(
         name: string | null
         created_by: string | null
         scopes: Scope[]
+        origins: string[] | null
       }[]
     >`
-      select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes
+      select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes, k.origins
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for update of k`
     if (!old) return null
     if (old.revoked_at) throw new Error(`key ${prefix} is revoked; create a new key instead`)
@@ -180,6 +205,7 @@ export async function rotateKey(
       name: old.name,
       createdBy: old.created_by,
       scopes: old.scopes,
+      origins: old.origins,
     })
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys

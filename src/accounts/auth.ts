@@ -11,6 +11,8 @@ export interface Principal {
   userId: string | null
   // What the key may do (scopes.ts); the pipeline checks it before anything is spent.
   scopes: readonly Scope[]
+  // The web origins whose pages may use the key (origins.ts); null for a key that allows none.
+  origins: readonly string[] | null
 }
 
 interface KeyRow {
@@ -19,6 +21,7 @@ interface KeyRow {
   account_id: string
   user_id: string | null
   scopes: Scope[]
+  origins: string[] | null
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -58,6 +61,8 @@ export interface KeyStore {
   // Only from the cache, never the database: the principal of a key already verified, else null.
   cached(header: string | undefined): Principal | null
   onAccountChange(fn: (accountId: string) => void): void
+  // Called at each poll that sees api_keys rows changed lately (any process's change; a change is seen by a few polls).
+  onKeysChange(fn: () => void): void
   refresh(): Promise<void>
   flushUsage(): Promise<void>
   close(): Promise<void>
@@ -75,10 +80,11 @@ export function createKeyStore(
   const cache = new Map<string, CachedKey | null>()
   let since: Date | null = null
   const accountListeners: ((accountId: string) => void)[] = []
+  const keyListeners: (() => void)[] = []
   let polling: Promise<void> | null = null
 
   const toCached = (r: KeyRow): CachedKey => ({
-    principal: { prefix: r.prefix, accountId: r.account_id, userId: r.user_id, scopes: r.scopes },
+    principal: { prefix: r.prefix, accountId: r.account_id, userId: r.user_id, scopes: r.scopes, origins: r.origins },
     hash: r.secret_sha256,
     verified: null,
     expiresAt: r.expires_at ? r.expires_at.getTime() : NEVER,
@@ -88,7 +94,7 @@ export function createKeyStore(
 
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
-      select prefix, secret_sha256, account_id, user_id, scopes, expires_at, revoked_at, updated_at
+      select prefix, secret_sha256, account_id, user_id, scopes, origins, expires_at, revoked_at, updated_at
       from api_keys where prefix = ${prefix}`
     const entry = row ? toCached(row) : null
     if (cache.size >= MAX_CACHED) cache.clear()
@@ -109,6 +115,7 @@ export function createKeyStore(
         : []
     since = new Date(now.getTime() - 5000)
     for (const a of accounts) accountListeners.forEach((fn) => fn(a.id))
+    if (rows.length) keyListeners.forEach((fn) => fn())
     for (const r of rows) {
       const entry = cache.get(r.prefix)
       if (entry === undefined || (entry && entry.updatedAt === r.updated_at.getTime())) continue
@@ -171,6 +178,7 @@ export function createKeyStore(
       return verify(key, parsed.secret, entry)
     },
     onAccountChange: (fn) => void accountListeners.push(fn),
+    onKeysChange: (fn) => void keyListeners.push(fn),
     refresh: () => (polling ??= refresh().finally(() => (polling = null))),
     flushUsage,
     async close() {

@@ -15,6 +15,7 @@ export function leadsRoute(store: StoreLead): Route {
     path: `${BASE}/leads`,
     uses: ['key', 'database', 'idempotency'],
     scope: 'leads:write',
+    cors: true,
     body: LeadInput,
     headers: { 'Idempotency-Key': IdempotencyKey },
     summary: 'Create a lead',

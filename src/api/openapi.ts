@@ -68,7 +68,8 @@ function errorSchema(codes: ErrorCode[]): Json {
             type: 'object',
             description:
               'Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: ' +
-              '`required_scope`, the scope the key lacks.',
+              '`required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not ' +
+              'allow.',
             additionalProperties: true,
           },
         },

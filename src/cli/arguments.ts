@@ -1,7 +1,9 @@
 import * as v from 'valibot'
 import { isPrefix } from '../accounts/keys.js'
+import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import { parseScopes, SCOPES, type Scope, scopeList } from '../accounts/scopes.js'
 import { parseDuration } from '../ops/duration.js'
+import { Refused } from '../storage/backup.js'
 import { UsageError } from './command.js'
 
 // Checks of single command-line arguments; each failure is a UsageError naming the argument.
@@ -33,4 +35,14 @@ export function scopesArg(text: string): Scope[] {
   if ('scopes' in parsed) return parsed.scopes
   const what = parsed.unknown.length ? `unknown scope ${parsed.unknown.join(', ')}` : 'no scope named'
   throw new UsageError(`--scopes: ${what}; expected a comma-separated list of ${SCOPES.join(', ')}`)
+}
+
+// `--origins https://example.com,https://www.example.com`: web origins, at least one, for a key whose `--scopes` is
+// leads:write alone (a key with any other scope, or every scope by default, is refused).
+export function originsArg(text: string, scopes: string | undefined): string[] {
+  const parsed = parseOrigins(text)
+  if ('error' in parsed) throw new UsageError(`--origins: ${parsed.error}`)
+  const refused = originsRefusal(scopes === undefined ? SCOPES : scopesArg(scopes))
+  if (refused) throw new Refused(`--origins: ${refused}; make it with --scopes leads:write`)
+  return parsed.origins
 }

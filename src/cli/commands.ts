@@ -9,7 +9,7 @@ import { healthcheck } from '../ops/healthcheck.js'
 import { baseUrl } from '../ops/listen.js'
 import { linkMailer } from '../dashboard/mail.js'
 import { migrate, pendingMigrations } from '../storage/migrate.js'
-import { check, duration, expiry, prefixArg, scopesArg } from './arguments.js'
+import { check, duration, expiry, originsArg, prefixArg, scopesArg } from './arguments.js'
 import { type Command, UsageError } from './command.js'
 import { PLANS } from './help.js'
 import { printKey, printTable } from './print.js'
@@ -55,12 +55,13 @@ export const commands: Command[] = [
   },
   {
     name: 'keys create',
-    args: '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K] [--scopes S]',
+    args: '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K] [--scopes S] [--origins O]',
     help:
       "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
       'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; ' +
       '--key-name names the key;\n--scopes limits what it may do to S, comma-separated, of me:read, ' +
-      'leads:write,\ncompletions:write (default: all of them)',
+      'leads:write,\ncompletions:write (default: all of them); --origins: web pages of O (comma-separated ' +
+      'https://host[:port];\nhttp for loopback) may use it from their script, if its only scope is leads:write',
     also: [
       { args: '--plan P [--expires-in D] [--scopes S]', help: 'create an account with plan P and a key with no user' },
     ],
@@ -76,6 +77,7 @@ export const commands: Command[] = [
         expiresAt: expiry(values['expires-in']),
         keyName: values['key-name'],
         scopes: values.scopes === undefined ? undefined : scopesArg(values.scopes),
+        origins: values.origins === undefined ? undefined : originsArg(values.origins, values.scopes),
       }
       return database(async (sql) =>
         printKey(io, await createKey(sql, input, recordKeyChanges(null), actor), input.email)

@@ -1,5 +1,6 @@
 import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
-import { parseScopes, SCOPES } from '../accounts/scopes.js'
+import { parseScopes, SCOPES, type Scope } from '../accounts/scopes.js'
+import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import type { SessionUser } from '../accounts/sessions.js'
 import { recordKeyChanges } from '../events/key-events.js'
 import { ApiError } from '../http/errors.js'
@@ -41,7 +42,9 @@ function keyTable(v: Viewer, keys: KeyListing[]): Html {
     )}</div>`
   const rows = keys.map(
     (k) => html`<tr><td>${k.name ?? '—'}</td><td><code>${k.prefix}</code></td>
-<td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td><td>${k.creator ?? '—'}</td>
+<td>${k.scopes.map((s) => html`<code>${s}</code> `)}${
+      k.origins ? html`<br><span class="muted">from ${k.origins.map((o) => html`<code>${o}</code> `)}</span>` : ''
+    }</td><td>${k.creator ?? '—'}</td>
 <td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td><td>${when(k.expires_at)}</td>
 <td><span class="badge ${k.status}">${k.status === 'grace' ? 'in grace' : k.status}</span></td>
 <td>${
@@ -75,6 +78,10 @@ placeholder="production server"></div>
 <div class="checks">${SCOPES.map(
   (s) => html`<label class="check"><input type="checkbox" name="scope" value="${s}" checked> <code>${s}</code></label>`
 )}</div></fieldset>
+<div class="field"><label for="origins">Web origins (for a key in a web page)</label>
+<input id="origins" name="origins" maxlength="2000" placeholder="https://example.com">
+<span class="muted">Only with <code>leads:write</code> alone: pages of these origins may post leads with the key.</span>
+</div>
 <div class="field"><button>Create key</button></div></form></div>`
 
 // The form's checked scopes. The form says it offered them (`scopes=chosen`), so that none checked is refused rather
@@ -85,6 +92,17 @@ function scopesOf(form: URLSearchParams) {
   if ('scopes' in parsed) return parsed.scopes
   const unknown = parsed.unknown.length ? `There is no scope ${parsed.unknown.join(', ')}. ` : ''
   throw new ApiError('bad_request', `${unknown}Pick one or more scopes of ${SCOPES.join(', ')}.`)
+}
+
+// The form's web origins (none when the field is empty), for a key whose only scope is leads:write.
+function originsOf(form: URLSearchParams, scopes: Scope[] | undefined) {
+  const text = (form.get('origins') ?? '').trim()
+  if (!text) return undefined
+  const parsed = parseOrigins(text)
+  if ('error' in parsed) throw new ApiError('bad_request', `Web origins: ${parsed.error}.`)
+  const refused = originsRefusal(scopes ?? SCOPES)
+  if (refused) throw new ApiError('bad_request', `Web origins: ${refused}. Check leads:write alone.`)
+  return parsed.origins
 }
 
 async function keysPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
@@ -115,8 +133,9 @@ export function keysPages(deps: DashboardDeps): Page[] {
         if (![0, 30, 90, 365].includes(days)) throw new ApiError('bad_request', 'Pick an expiry from the list.')
         const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : undefined
         const scopes = scopesOf(ctx.form)
+        const origins = originsOf(ctx.form, scopes)
         const u = ctx.user
-        const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt, scopes }
+        const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt, scopes, origins }
         const k = await createKey(sql, input, recordKeyChanges(u.email), actorOf(ctx))
         // Answered directly, not redirected: the key is never stored, so it can be shown only in this response.
         return keysPage(deps, ctx, shownOnce('new-key', `Key “${name}” created.`, k.key))

@@ -51,6 +51,8 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   // The scope a key needs for this route (with `key` in `uses`): checked before the rate limit counts the request,
   // documented in the operation's security requirement, and a key without it answered 403 `forbidden`.
   scope?: Scope
+  // A web page's own script may call it (CORS, cors.ts), with a key that names the page's origin.
+  cors?: boolean
   body?: S
   // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
   headers?: Record<string, v.GenericSchema<string>>

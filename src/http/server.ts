@@ -9,6 +9,7 @@ import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import { isDatabaseDown } from '../storage/database-down.js'
 import { createAuthenticator } from './authenticate.js'
+import { admitOrigin, type BrowserOrigins, preflight } from './cors.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
 import { requestObserver } from './observe.js'
@@ -28,6 +29,8 @@ export interface HttpServerDeps {
   // Pages outside the API (the dashboard): the paths it owns are handed to it whole, after the request id is chosen.
   pages?: PageHandler
   tracer?: Tracer
+  // The origins of browser-safe lead keys, for the CORS preflight of the routes that allow it (cors.ts).
+  origins?: BrowserOrigins
 }
 
 interface Routed {
@@ -131,6 +134,7 @@ export function createHttpServer(deps: HttpServerDeps) {
   // Whether a route takes a key is read from its declaration once, here, not on each request.
   const router = new Router<Routed>()
   for (const r of deps.routes) router.add(r.method, r.path, { route: r, key: r.uses.includes('key') })
+  const corsPaths = new Set(deps.routes.filter((r) => r.cors).map((r) => r.path))
   const observe = requestObserver(log, deps.metrics)
   const trace = requestSpans(deps.tracer)
   const authenticate = createAuthenticator(deps)
@@ -144,7 +148,8 @@ export function createHttpServer(deps: HttpServerDeps) {
     if (!('allow' in match)) return match.route
     const allow = match.allow.join(', ')
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, headers.concat('allow', allow)).end()
+      if (corsPaths.has(path)) preflight(req, res, headers.concat('allow', allow), deps.origins)
+      else res.writeHead(204, headers.concat('allow', allow)).end()
       return null
     }
     throw new ApiError(
@@ -190,6 +195,7 @@ export function createHttpServer(deps: HttpServerDeps) {
       if (routed.key) {
         const principal = authenticate(req, headers, r.scope)
         exchange.principal = principal instanceof Promise ? await principal : principal
+        if (r.cors) admitOrigin(req, exchange.principal, headers)
       }
       if (r.body) {
         const json = await readJson(req, config.STUDIO_BODY_LIMIT)

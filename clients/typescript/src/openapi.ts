@@ -614,7 +614,7 @@ export interface components {
                         /** @enum {string} */
                         code: "bad_request";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -639,7 +639,7 @@ export interface components {
                         /** @enum {string} */
                         code: "not_found";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -664,7 +664,7 @@ export interface components {
                         /** @enum {string} */
                         code: "method_not_allowed";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -689,7 +689,7 @@ export interface components {
                         /** @enum {string} */
                         code: "request_timeout";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -714,7 +714,7 @@ export interface components {
                         /** @enum {string} */
                         code: "payload_too_large";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -739,7 +739,7 @@ export interface components {
                         /** @enum {string} */
                         code: "header_too_large";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -764,7 +764,7 @@ export interface components {
                         /** @enum {string} */
                         code: "internal_error";
                         message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                         details?: {
                             [key: string]: unknown;
                         };
@@ -818,7 +818,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unauthorized";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -839,7 +839,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "forbidden";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -870,7 +870,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "rate_limited";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -899,7 +899,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "service_unavailable";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -954,7 +954,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unauthorized";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -975,7 +975,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "forbidden";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1004,7 +1004,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unsupported_media_type";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1029,7 +1029,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "invalid_request" | "invalid_json";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1056,7 +1056,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "rate_limited" | "quota_exceeded";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1083,7 +1083,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "upstream_error";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1110,7 +1110,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "service_unavailable" | "ai_not_configured" | "upstream_unavailable";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1135,7 +1135,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "upstream_timeout";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1192,7 +1192,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unauthorized";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1213,7 +1213,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "forbidden";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1242,7 +1242,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unsupported_media_type";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1267,7 +1267,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "idempotency_key_reused" | "invalid_json" | "invalid_request";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1294,7 +1294,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "rate_limited";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1323,7 +1323,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "service_unavailable";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1371,7 +1371,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "unauthorized";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1402,7 +1402,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "rate_limited";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };
@@ -1431,7 +1431,7 @@ export interface operations {
                             /** @enum {string} */
                             code: "service_unavailable";
                             message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks. */
+                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
                                 [key: string]: unknown;
                             };

@@ -1,0 +1,49 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Principal } from '../accounts/auth.js'
+import { ApiError } from './errors.js'
+
+// CORS for the routes a web page's own script may call (a route's `cors`: POST /leads) with a browser-safe lead key,
+// one that names the origins whose pages may use it.
+
+// The origins some key in force allows (accounts/origins.ts keeps them in memory): a preflight carries no key.
+export interface BrowserOrigins {
+  allows(origin: string): boolean
+}
+
+const ALLOW_HEADERS = 'authorization, content-type, idempotency-key'
+const EXPOSE_HEADERS = 'retry-after, ratelimit, ratelimit-policy, x-request-id, idempotent-replayed'
+// How long a browser may keep a preflight's answer (seconds).
+export const PREFLIGHT_MAX_AGE = 600
+
+// OPTIONS: 204, with the CORS headers that let the browser send its POST when some key allows the request's Origin;
+// without them (the browser then refuses to send it) for any other origin.
+export function preflight(req: IncomingMessage, res: ServerResponse, headers: string[], origins?: BrowserOrigins) {
+  const origin = req.headers.origin
+  headers.push('vary', 'Origin')
+  if (origin && origins?.allows(origin))
+    headers.push(
+      'access-control-allow-origin',
+      origin,
+      'access-control-allow-methods',
+      'POST',
+      'access-control-allow-headers',
+      ALLOW_HEADERS,
+      'access-control-max-age',
+      String(PREFLIGHT_MAX_AGE)
+    )
+  res.writeHead(204, headers).end()
+}
+
+// The request itself, its key known: without Origin (a server, curl) it is served as from any key; with one, only if
+// the key names that origin (403 `forbidden` otherwise: a key with other scopes names none), and then its answer,
+// error or not, lets the page read it.
+export function admitOrigin(req: IncomingMessage, principal: Principal, headers: string[]) {
+  headers.push('vary', 'Origin')
+  const origin = req.headers.origin
+  if (origin === undefined) return
+  if (!principal.origins?.includes(origin)) {
+    const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin
+    throw new ApiError('forbidden', `This key may not be used from web pages of ${shown}`, { origin: shown })
+  }
+  headers.push('access-control-allow-origin', origin, 'access-control-expose-headers', EXPOSE_HEADERS)
+}
