@@ -1,4 +1,4 @@
-// What the bench's scripts share (bench/run.mjs, bench/stream.mjs): child processes pinned to a core where `taskset`
+// What the bench's scripts share (bench/run.mjs, bench/stream.mjs, bench/leads.mjs): child processes pinned to a core where `taskset`
 // exists (servers on core 0, the load generator on core 1), a scratch directory and database, the service as deployed
 // with the fake upstream behind it, the load generator (bench/load.mjs) and the CPU a process spends meanwhile.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
@@ -142,4 +142,28 @@ export async function startService() {
   )
   const key = created.trim().split('\n').at(-1)
   return { dbEnv, mode, fake, fakeUrl, studioEnv, studio, url, key }
+}
+
+// A bench script run alone (bench/stream.mjs, bench/leads.mjs): the service on a scratch database with one key (the
+// rate limit is lifted), `measure(service, row)` adding its rows, printed as a table under `title`, then everything
+// it started stopped and removed.
+export async function runAlone(title, baseline, measure) {
+  const rows = []
+  const row = (what, a, b, ratio, note) => rows.push([what, a, b, ratio === null ? '' : fmt(ratio), note])
+  try {
+    const s = await startService()
+    await measure({ ...s, keys: [s.key] }, row)
+    console.log(`\n${title} (${s.mode}; ${ROUNDS} interleaved rounds × ${SECONDS} s, medians)\n`)
+    console.log(`| measure | studio | ${baseline} | ratio | note |\n| --- | --- | --- | --- | --- |`)
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+    s.studio.kill('SIGTERM')
+    await new Promise((ok) => s.studio.once('exit', ok))
+  } catch (e) {
+    console.error(e)
+    process.exitCode = 1
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
+    for (const c of cleanups.reverse()) await c()
+  }
+  process.exit()
 }

@@ -1,7 +1,7 @@
 // npm run bench — builds the bundle, starts it and the baselines, and measures them side by side in interleaved
 // rounds (A B A B …), printing medians and ratios. Server processes are pinned to core 0 and the load generator to
 // core 1 where `taskset` exists. Uses DATABASE_URL (a scratch database is created in it) or the embedded database.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
@@ -27,6 +27,7 @@ import {
   work,
   firstLine,
 } from './harness.mjs'
+import { measureLeads } from './leads.mjs'
 import { measureScale } from './scale.mjs'
 import { measureStream } from './stream.mjs'
 import { NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
@@ -150,78 +151,10 @@ row(
   GEN
 )
 
-// ---- POST /leads vs direct inserts
-log('POST /leads vs direct inserts…')
-const lead = {
-  name: 'Bench',
-  email: 'bench@example.com',
-  service: 'benchmarks',
-  message: 'How fast is it?',
-  company: 'Studio',
-  utm: { source: 'bench' },
-}
-const leads = []
-const direct = []
-const sql = postgres(
-  dbEnv.DATABASE_URL ?? { path: join(dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'), user: 'postgres', database: 'postgres' },
-  { max: 2, onnotice: () => {} }
-)
-const [{ id: accountId }] = await sql`select account_id as id from users where email = 'bench@example.com'`
-const floorServer = start(0, ['bench/insert-server.mjs', JSON.stringify({ db: dbEnv, accountId })])
-const floorUrl = `http://127.0.0.1:${(await firstLine(floorServer)).port}`
-const floors = []
-for (let i = 0; i < ROUNDS; i++) {
-  leads.push(
-    load({
-      url: `${url}/api/v1/leads`,
-      method: 'POST',
-      keys,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(lead),
-      connections: 20,
-    })
-  )
-  const [cmd, argv] = pin(1, process.execPath, [
-    'bench/direct-insert.mjs',
-    JSON.stringify({ db: dbEnv, accountId, lead, connections: 20, seconds: SECONDS }),
-  ])
-  const r = spawnSync(cmd, argv, { encoding: 'utf8' })
-  if (r.status !== 0) throw new Error(r.stderr)
-  direct.push(JSON.parse(r.stdout))
-  floors.push(
-    load({
-      url: `${floorUrl}/`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(lead),
-      connections: 20,
-    })
-  )
-}
-floorServer.kill()
+// ---- POST /leads vs the bare HTTP+INSERT server and direct inserts (bench/leads.mjs)
+const leadsArgs = { url, keys, dbEnv, studio, ROUNDS, SECONDS, load, withCpu, pin, start, firstLine, median, steady }
+const { leadsRps, floorRps, created201, stored } = await measureLeads({ ...leadsArgs, row, fmt, log })
 peak('POST /leads')
-const leadsRps = median(leads.map((r) => r.rps))
-const directRps = median(direct.map((r) => r.rps))
-const created201 = leads.reduce((n, r) => n + (r.all['201'] ?? 0), 0)
-const floorRps = median(floors.map((r) => r.rps))
-const [{ n: stored }] = await sql`select count(*)::int as n from leads where key_prefix not in ('direct', 'floor')`
-steady('POST /leads studio', leads)
-steady('POST /leads direct INSERT', direct)
-steady('POST /leads bare HTTP+INSERT', floors)
-row(
-  'POST /leads rows/s (c=20) vs HTTP+INSERT',
-  fmt(leadsRps, 0),
-  fmt(floorRps, 0),
-  leadsRps / floorRps,
-  `a bare HTTP server, one INSERT per request (target ≥ 1.20); direct INSERTs do ${fmt(directRps, 0)} (${fmt(leadsRps / directRps)})`
-)
-row(
-  'POST /leads 201s = rows',
-  String(created201),
-  String(stored),
-  created201 === stored ? 1 : 0,
-  created201 === stored ? 'every 201 stored' : 'MISMATCH'
-)
 
 // ---- completions vs the fake upstream called directly
 const completion = JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 64 })
@@ -431,7 +364,6 @@ row(
   '—'
 )
 
-await sql.end()
 bare.kill()
 proxy.kill()
 fake.kill()

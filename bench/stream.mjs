@@ -60,24 +60,9 @@ export function measureStream(c) {
 // Alone: the service on a scratch database, the relay, one key (the rate limit is lifted), these rows only.
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const h = await import('./harness.mjs')
-  const rows = []
-  const row = (what, a, b, ratio, note) => rows.push([what, a, b, ratio === null ? '' : h.fmt(ratio), note])
-  try {
-    const s = await h.startService()
+  await h.runAlone('Streamed completions', 'relay', async (s, row) => {
     const proxy = h.start(0, ['bench/proxy.mjs', s.fakeUrl])
     const proxyUrl = `http://127.0.0.1:${(await h.firstLine(proxy)).port}`
-    measureStream({ ...h, ...s, keys: [s.key], proxy, proxyUrl, row })
-    console.log(`\nStreamed completions (${s.mode}; ${h.ROUNDS} interleaved rounds × ${h.SECONDS} s, medians)\n`)
-    console.log('| measure | studio | relay | ratio | note |\n| --- | --- | --- | --- | --- |')
-    for (const r of rows) console.log(`| ${r.join(' | ')} |`)
-    s.studio.kill('SIGTERM')
-    await new Promise((ok) => s.studio.once('exit', ok))
-  } catch (e) {
-    console.error(e)
-    process.exitCode = 1
-  } finally {
-    for (const child of h.children) if (child.exitCode === null) child.kill('SIGKILL')
-    for (const c of h.cleanups.reverse()) await c()
-  }
-  process.exit()
+    measureStream({ ...h, ...s, proxy, proxyUrl, row })
+  })
 }

@@ -1,0 +1,90 @@
+// POST /leads, in `npm run bench` and alone as `npm run bench:leads`: leads posted at 20 connections through the
+// service, against the same rows inserted by the same driver with no HTTP (bench/direct-insert.mjs) and against a bare
+// HTTP server that parses the body and does one INSERT per request (bench/insert-server.mjs, the anchor), in
+// interleaved rounds; then every 201 the service gave is counted against the rows it stored.
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import postgres from 'postgres'
+
+const lead = {
+  name: 'Bench',
+  email: 'bench@example.com',
+  service: 'benchmarks',
+  message: 'How fast is it?',
+  company: 'Studio',
+  utm: { source: 'bench' },
+}
+
+// c: { url, keys, dbEnv, studio, ROUNDS, SECONDS, load, withCpu, pin, start, firstLine, median, row, fmt, log }, and
+// `steady` (run.mjs: each series' rounds, checked for stalls). Returns the rates and counts, for the summary.
+export async function measureLeads(c) {
+  c.log('POST /leads vs the bare HTTP+INSERT server and direct inserts…')
+  const post = (url, extra = {}) => ({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(lead),
+    connections: 20,
+    ...extra,
+  })
+  const sql = postgres(
+    c.dbEnv.DATABASE_URL ?? {
+      path: join(c.dbEnv.STUDIO_DATA_DIR, '.s.PGSQL.5432'),
+      user: 'postgres',
+      database: 'postgres',
+    },
+    { max: 2, onnotice: () => {} }
+  )
+  const [{ id: accountId }] = await sql`select account_id as id from users where email = 'bench@example.com'`
+  const floorServer = c.start(0, ['bench/insert-server.mjs', JSON.stringify({ db: c.dbEnv, accountId })])
+  const floorUrl = `http://127.0.0.1:${(await c.firstLine(floorServer)).port}`
+  const [leads, direct, floors] = [[], [], []]
+  for (let i = 0; i < c.ROUNDS; i++) {
+    leads.push(c.withCpu(c.studio, () => c.load(post(`${c.url}/api/v1/leads`, { keys: c.keys }))))
+    const [cmd, argv] = c.pin(1, process.execPath, [
+      'bench/direct-insert.mjs',
+      JSON.stringify({ db: c.dbEnv, accountId, lead, connections: 20, seconds: c.SECONDS }),
+    ])
+    const r = spawnSync(cmd, argv, { encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(r.stderr)
+    direct.push(JSON.parse(r.stdout))
+    floors.push(c.withCpu(floorServer, () => c.load(post(`${floorUrl}/`))))
+  }
+  floorServer.kill()
+  const leadsRps = c.median(leads.map((r) => r.rps))
+  const directRps = c.median(direct.map((r) => r.rps))
+  const floorRps = c.median(floors.map((r) => r.rps))
+  const created201 = leads.reduce((n, r) => n + (r.all['201'] ?? 0), 0)
+  const [{ n: stored }] = await sql`select count(*)::int as n from leads where key_prefix not in ('direct', 'floor')`
+  await sql.end()
+  c.steady?.('POST /leads studio', leads)
+  c.steady?.('POST /leads direct INSERT', direct)
+  c.steady?.('POST /leads bare HTTP+INSERT', floors)
+  const rounds = (rs) => rs.map((r) => c.fmt(r.rps, 0)).join(' / ')
+  c.row(
+    'POST /leads rows/s (c=20) vs HTTP+INSERT',
+    c.fmt(leadsRps, 0),
+    c.fmt(floorRps, 0),
+    leadsRps / floorRps,
+    `a bare HTTP server, one INSERT per request (target ≥ 1.20); rounds ${rounds(leads)} vs ${rounds(floors)}; load.mjs`
+  )
+  // CPU per answer: the server process's over the round (its warm-up too) divided by every answer of the round.
+  const cpu = (rs) => c.median(rs.map((r) => r.cpuMs / Object.values(r.all).reduce((a, b) => a + b, 0)))
+  c.row('POST /leads server CPU ms per lead', c.fmt(cpu(leads), 3), c.fmt(cpu(floors), 3), cpu(leads) / cpu(floors), '')
+  c.row('POST /leads rows/s (c=20) vs direct INSERT', c.fmt(leadsRps, 0), c.fmt(directRps, 0), leadsRps / directRps, '')
+  c.row(
+    'POST /leads 201s = rows',
+    String(created201),
+    String(stored),
+    created201 === stored ? 1 : 0,
+    created201 === stored ? 'every 201 stored' : 'MISMATCH'
+  )
+  return { leadsRps, directRps, floorRps, created201, stored }
+}
+
+// Alone: the service on a scratch database, one key (the rate limit is lifted), these rows only.
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const h = await import('./harness.mjs')
+  await h.runAlone('POST /leads', 'baseline', (s, row) => measureLeads({ ...h, ...s, row }))
+}
