@@ -58,8 +58,8 @@ export interface Service {
   close(): Promise<void>
 }
 
-// `leads`: whether mail is on (a lead queues its mails), and this process's delivery worker, woken after a lead's
-// event commits.
+// `leads`: whether mail is on (a lead queues its mails), this process's delivery worker, woken after a lead's
+// event commits, and the pool without the per-query deadline for the leads' batches.
 export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps, leads: LeadOutbox = {}): Route[] {
   const api: Route[] = [
     meRoute(sql, completions.quota, keys),
@@ -169,7 +169,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     pingMs: opts.pingMs,
   }
   const routes = [
-    ...apiRoutes(db.sql, keys, completions, { mail: mail !== undefined, wake: webhooks.wake }),
+    ...apiRoutes(db.sql, keys, completions, { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw }),
     ...healthRoutes(db, () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() })),
   ]
   const pages =

@@ -1,25 +1,111 @@
+import { randomBytes, randomUUID } from 'node:crypto'
 import type { StoreLead } from '../api/leads.js'
-import { insertLead, isSpam } from '../leads/insert.js'
+import { insertLead, insertLeads, isSpam, type LeadToInsert, type StoredLead } from '../leads/insert.js'
 import type { Sql } from '../storage/db.js'
-import { queueLeadMails } from './mail-outbox.js'
-import { recordEvent } from './outbox.js'
+import { groupCommit } from '../storage/group-commit.js'
+import type { EventOf } from './catalogue.js'
+import { leadMailsOfEvents, queueLeadMails } from './mail-outbox.js'
+import { eventId, recordEvent, WAKE_CHANNEL } from './outbox.js'
 
 export interface LeadOutbox {
   // Mail is on: each lead queues a mail per user of the account who wants one.
   mail?: boolean
   // This process's delivery worker: woken after the commit instead of by NOTIFY in it (see outbox.ts).
   wake?: () => void
+  // The pool without the per-query deadline (db.ts), for the batches' statements.
+  raw?: Sql
 }
 
-// Stores a lead and, in the same transaction, its lead.created event (none for an Idempotency-Key replay: the first
-// request made it) and, with mail on, one mail per user of the account who wants one. A 201 means the event and the
-// mails will be delivered; a lead that was not stored has neither, nor has one kept as spam (its honeypot filled).
-export const storeLeadWithEvent =
-  (sql: Sql, { mail = false, wake }: LeadOutbox = {}): StoreLead =>
+// Leads by group commit: the leads that arrive together (in one turn of the event loop, or while earlier batches
+// hold the statements allowed at once) are stored by one statement, one commit: each lead, its lead.created event,
+// the event's deliveries and, with mail on, one mail per user of the account who wants one (no event, so no mail, for
+// a lead kept as spam: its honeypot filled). Each request is answered when the statement that holds its row has
+// committed, so a 201 means the lead, its event and its mails are stored. The statement runs on the pool without
+// the per-query deadline (`raw`), as the transaction it replaces did: a batch that is slow under load is late, not
+// answered 503 while it goes on to commit.
+// A lead the batch could not store goes alone, through the transaction of storeOne: one whose Idempotency-Key is
+// taken (a replay, answered from the first lead, with no second event; a key older than 24 hours, released), and,
+// when a row made the batch's statement fail (a constraint, a value PostgreSQL refuses), every lead of that batch,
+// each in its own transaction, so that the failing one fails alone.
+const MAX_BATCH = 100
+const CONCURRENT_BATCHES = 2
+
+export function storeLeadWithEvent(sql: Sql, outbox: LeadOutbox = {}): StoreLead {
+  const one = storeOne(sql, outbox)
+  const batch = groupCommit<LeadToInsert, StoredLead>((leads) => writeBatch(outbox.raw ?? sql, leads, outbox, one), {
+    max: MAX_BATCH,
+    concurrent: CONCURRENT_BATCHES,
+  })
+  return (owner, lead, key) => batch({ id: randomUUID(), owner, lead, key })
+}
+
+// SQLSTATE classes of a row's fault: 22 (a value refused), 23 (a constraint).
+const rowFault = (e: unknown) => /^2[23]/.test(String((e as { code?: unknown }).code))
+
+async function writeBatch(sql: Sql, leads: LeadToInsert[], { mail = false, wake }: LeadOutbox, one: StoreLead) {
+  let rows: { id: string; created_at: Date; deliveries: number }[]
+  try {
+    rows = await leadsWithEvents(sql, leads, mail, !wake)
+  } catch (e) {
+    if (leads.length === 1 || !rowFault(e)) throw e
+    return leads.map((l) => one(l.owner, l.lead, l.key))
+  }
+  if (rows[0]?.deliveries) wake?.()
+  const byId = new Map(rows.map((r) => [r.id, r]))
+  return leads.map((l) => {
+    const row = byId.get(l.id)
+    return row
+      ? Promise.resolve({ id: row.id, createdAt: row.created_at, replayed: false })
+      : one(l.owner, l.lead, l.key)
+  })
+}
+
+// The batch's one statement. Each event's body is made here, exactly as recordEvent makes it, with a token in place
+// of the lead's createdAt, which PostgreSQL replaces with the time it stores (the statement's; to the millisecond,
+// as the API answers it). The token is random, so no lead's text can hold it.
+function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify: boolean) {
+  const token = randomBytes(12).toString('base64url')
+  const evented = leads.filter((l) => !isSpam(l.lead))
+  const ids = evented.map(() => eventId())
+  const bodies = evented.map(({ id, owner, lead }) => {
+    const { website: _, ...fields } = lead
+    const event: EventOf<'lead.created'> = {
+      type: 'lead.created',
+      data: { ...fields, id, createdAt: token, keyPrefix: owner.prefix },
+    }
+    return JSON.stringify({ type: event.type, timestamp: token, data: event.data })
+  })
+  const mails = mail ? sql`, mailed as (${leadMailsOfEvents(sql)})` : sql``
+  const counted = mail ? sql` + (select count(*)::int from mailed)` : sql``
+  const woken = notify ? sql`, (select pg_notify(${WAKE_CHANNEL}, '') from fanned limit 1)` : sql``
+  return sql<{ id: string; created_at: Date; deliveries: number }[]>`
+    with lead as (${insertLeads(sql, leads)}),
+    event as (
+      insert into events (id, account_id, type, body, created_at)
+      select e.id, lead.account_id, 'lead.created',
+             replace(e.body, ${token}, to_char(lead.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+             lead.created_at
+      from lead
+      join unnest(${evented.map((l) => l.id)}::uuid[], ${ids}::text[], ${bodies}::text[]) as e(lead_id, id, body)
+        on e.lead_id = lead.id
+      returning id, account_id, created_at
+    ), fanned as (
+      insert into webhook_deliveries (event_id, endpoint_id, next_at)
+      select event.id, w.id, event.created_at from event join webhook_endpoints w on w.account_id = event.account_id
+      where w.disabled_reason is null and (w.event_types is null or 'lead.created' = any(w.event_types))
+      returning 1
+    )${mails}
+    select lead.id, lead.created_at, (select count(*)::int from fanned)${counted} as deliveries${woken} from lead`
+}
+
+// One lead in its own transaction, with its event and mails (none for an Idempotency-Key replay: the first request
+// made them; none for a lead kept as spam).
+const storeOne =
+  (sql: Sql, { mail = false, wake }: LeadOutbox): StoreLead =>
   async (owner, lead, idempotencyKey) => {
     const notify = !wake
     const { stored, deliveries } = await sql.begin(async (tx) => {
-      const stored = await insertLead(tx, owner, lead, idempotencyKey)
+      const stored: StoredLead = await insertLead(tx, owner, lead, idempotencyKey)
       if (stored.replayed || isSpam(lead)) return { stored, deliveries: 0 }
       const { website: _, ...fields } = lead
       const data = { ...fields, id: stored.id, createdAt: stored.createdAt.toISOString(), keyPrefix: owner.prefix }

@@ -35,6 +35,15 @@ async function queueMails(
 export const queueLeadMails = (tx: postgres.ISql, accountId: string, eventId: string, at: Date) =>
   queueMails(tx, leadMailRecipients(tx, accountId), { accountId, kind: 'lead', eventId, at })
 
+// The lead mails of many leads' events, written by the statement that writes the events (a batch of leads:
+// lead-created.ts): one per user of each event's account who wants one, as that statement's CTE, over its CTE
+// `event` (id, account_id, created_at). Returns one row per mail.
+export const leadMailsOfEvents = (tx: postgres.ISql) => tx`
+  insert into mail_deliveries (account_id, user_id, kind, recipient, event_id, next_at, created_at)
+  select event.account_id, r.user_id, 'lead', r.email, event.id, event.created_at, event.created_at
+  from event cross join lateral (${leadMailRecipients(tx, tx`event.account_id`)}) r
+  returning 1`
+
 // A sign-in link's mail (an invitation's, `kind` 'invite'), written in the link's transaction: `accounts/` calls this
 // back with each new link, and `message` says it. The message (the link: a secret) is wiped once the mail is sent,
 // refused or expired, and the link expires in 24 hours anyway.

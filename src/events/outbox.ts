@@ -14,7 +14,7 @@ export interface RecordedEvent {
 const wakeSql = (tx: postgres.ISql, notify: boolean) =>
   notify ? tx`, (select pg_notify(${WAKE_CHANNEL}, '') from fanned limit 1)` : tx``
 
-const eventId = () => `evt_${randomBytes(16).toString('base64url')}`
+export const eventId = () => `evt_${randomBytes(16).toString('base64url')}`
 
 // Writes an event in the caller's transaction (`tx`), with one pending delivery per enabled endpoint of the account
 // that wants its type, and wakes the delivery workers (NOTIFY) once it commits. The body is the envelope exactly as

@@ -59,9 +59,12 @@ const insert = (sql: Queries, o: LeadOwner, b: NewLead, key: string | null, hash
   on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
   returning id, created_at`
 
+// What the key keeps of the request: the SHA-256 of its validated body.
+const requestHash = (lead: NewLead) => createHash('sha256').update(JSON.stringify(lead)).digest()
+
 export async function insertLead(sql: Queries, owner: LeadOwner, lead: NewLead, key?: string): Promise<StoredLead> {
   if (key === undefined) return stored((await insert(sql, owner, lead, null, null))[0])
-  const hash = createHash('sha256').update(JSON.stringify(lead)).digest()
+  const hash = requestHash(lead)
   for (let attempt = 0; attempt < 3; attempt++) {
     const [row] = await insert(sql, owner, lead, key, hash)
     if (row) return stored(row)
@@ -83,4 +86,38 @@ export async function insertLead(sql: Queries, owner: LeadOwner, lead: NewLead, 
     return stored(prior, true)
   }
   throw new Error('Idempotency-Key: no stable answer after 3 attempts')
+}
+
+// A lead to store with others: its id is made by the caller (insertLeads), so that it can find its row in the answer.
+export interface LeadToInsert {
+  id: string
+  owner: LeadOwner
+  lead: NewLead
+  key?: string
+}
+
+// Many leads in one INSERT … SELECT over arrays (one statement text whatever their number: one prepared statement),
+// as a fragment for the caller's statement (events/ writes each lead's event in the same statement). A lead whose
+// Idempotency-Key is taken (by an earlier lead, or by one before it in `leads`) is skipped: its id is missing from
+// the rows returned (id, account_id, created_at), and the caller answers it with insertLead, which knows replays.
+export function insertLeads(sql: Queries, leads: LeadToInsert[]) {
+  const column = (of: (l: LeadToInsert) => string | undefined) => leads.map((l) => of(l) ?? null)
+  const b = (of: (l: NewLead) => string | undefined) => column((l) => of(l.lead))
+  return sql`
+    insert into leads (id, account_id, key_prefix, name, email, service, message, phone, company, budget, locale,
+                       source, utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256, spam)
+    select id, account_id, key_prefix, name, email, service, message, phone, company, budget, locale,
+           source, utm_source, utm_medium, utm_campaign, idempotency_key, decode(request_sha256, 'hex'), spam
+    from unnest(${column((l) => l.id)}::uuid[], ${column((l) => l.owner.accountId)}::uuid[],
+                ${column((l) => l.owner.prefix)}::text[], ${b((l) => l.name)}::text[], ${b((l) => l.email)}::text[],
+                ${b((l) => l.service)}::text[], ${b((l) => l.message)}::text[], ${b((l) => l.phone)}::text[],
+                ${b((l) => l.company)}::text[], ${b((l) => l.budget)}::text[], ${b((l) => l.locale)}::text[],
+                ${b((l) => l.source)}::text[], ${b((l) => l.utm?.source)}::text[], ${b((l) => l.utm?.medium)}::text[],
+                ${b((l) => l.utm?.campaign)}::text[], ${column((l) => l.key)}::text[],
+                ${column((l) => l.key && requestHash(l.lead).toString('hex'))}::text[],
+                ${leads.map((l) => String(isSpam(l.lead)))}::text[]::boolean[])
+      as l(id, account_id, key_prefix, name, email, service, message, phone, company, budget, locale, source,
+           utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256, spam)
+    on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
+    returning id, account_id, created_at`
 }

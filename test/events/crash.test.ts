@@ -72,3 +72,44 @@ t.test('killed with SIGKILL after the 201, before the delivery: delivered after 
     'the signing secret in neither log'
   )
 })
+
+// Leads by group commit: a 201 is sent once the commit that holds its lead has returned. Twenty clients post leads
+// without pause; the service is killed with SIGKILL among them, batches in flight. Restarted (the embedded database
+// recovers in it), every lead answered 201 is stored, with its event.
+t.test('killed with SIGKILL among concurrent leads: every lead answered 201 is stored', async (t) => {
+  const dbEnv = await testDatabase(t)
+  const first = await spawnServer(t, { ...dbEnv, STUDIO_RATE_LIMIT: '1000000' })
+  const { sql } = await openTestDatabase(t, dbEnv)
+  const key = await issueKey(sql, { email: 'kill-leads@example.com' })
+  const acknowledged: string[] = []
+  let answered = 0
+  async function client() {
+    for (;;) {
+      try {
+        const res = await fetch(`${first.url}/api/v1/leads`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ ...lead, message: `lead ${answered}` }),
+        })
+        const body = (await res.json()) as { id: string }
+        answered++
+        if (res.status === 201) acknowledged.push(body.id)
+      } catch {
+        return // the process is gone
+      }
+    }
+  }
+  const clients = Array.from({ length: 20 }, client)
+  await eventually(() => acknowledged.length >= 200, { what: '200 leads answered', timeout: 60_000 })
+  t.equal(await first.stop('SIGKILL'), null, 'killed, not exited')
+  await Promise.all(clients)
+  t.equal(answered, acknowledged.length, 'every answer a 201')
+
+  await spawnServer(t, dbEnv)
+  const [{ leads, events }] = await sql<{ leads: number; events: number }[]>`
+    select count(*)::int as leads,
+           (select count(*)::int from events where body::json->'data'->>'id' = any(${acknowledged})) as events
+    from leads where id = any(${acknowledged}::uuid[])`
+  t.equal(leads, acknowledged.length, `all ${acknowledged.length} leads answered 201 stored`)
+  t.equal(events, acknowledged.length, 'each with its event')
+})
