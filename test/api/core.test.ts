@@ -113,7 +113,7 @@ const rules: [string, Record<string, unknown>, string, RegExp][] = [
   ['name too long', { name: 'x'.repeat(201) }, 'name', /at most 200/],
   ['message too long', { message: 'x'.repeat(10_001) }, 'message', /at most 10000/],
   ['phone too long', { phone: '1'.repeat(51) }, 'phone', /at most 50/],
-  ['unknown field', { website: 'x' }, 'website', /not a known field/],
+  ['unknown field', { homepage: 'x' }, 'homepage', /not a known field/],
   ['utm not an object', { utm: 'x' }, 'utm', /object/i],
   ['unknown utm member', { utm: { term: 'x' } }, 'utm.term', /not a known field/],
   ['utm member not a string', { utm: { source: 1 } }, 'utm.source', /string/],
