@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Principal } from '../accounts/auth.js'
+import type { SlidingWindow } from '../limits/limits.js'
 import { ApiError } from './errors.js'
 
 // CORS for the routes a web page's own script may call (a route's `cors`: POST /leads) with a browser-safe lead key,
@@ -34,16 +35,29 @@ export function preflight(req: IncomingMessage, res: ServerResponse, headers: st
   res.writeHead(204, headers).end()
 }
 
+// Requests per lead key and client address (limits/: an in-memory sliding window).
+export type AddressLimiter = Pick<SlidingWindow, 'hit'>
+
 // The request itself, its key known: without Origin (a server, curl) it is served as from any key; with one, only if
 // the key names that origin (403 `forbidden` otherwise: a key with other scopes names none), and then its answer,
-// error or not, lets the page read it.
-export function admitOrigin(req: IncomingMessage, principal: Principal, headers: string[]) {
+// error or not, lets the page read it. A lead key (one with origins) is public, so its requests are also limited per
+// client address (429 `rate_limited`), with Origin or without.
+export function admitOrigin(req: IncomingMessage, p: Principal, headers: string[], addresses?: AddressLimiter) {
   headers.push('vary', 'Origin')
   const origin = req.headers.origin
-  if (origin === undefined) return
-  if (!principal.origins?.includes(origin)) {
+  if (origin !== undefined && !p.origins?.includes(origin)) {
     const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin
     throw new ApiError('forbidden', `This key may not be used from web pages of ${shown}`, { origin: shown })
   }
-  headers.push('access-control-allow-origin', origin, 'access-control-expose-headers', EXPOSE_HEADERS)
+  if (origin !== undefined)
+    headers.push('access-control-allow-origin', origin, 'access-control-expose-headers', EXPOSE_HEADERS)
+  if (!p.origins || !addresses) return
+  const v = addresses.hit(`${p.prefix} ${req.socket.remoteAddress ?? ''}`)
+  if (!v.ok)
+    throw new ApiError(
+      'rate_limited',
+      `More than ${v.limit} requests in 60 seconds with this key from this address`,
+      { limit: v.limit, retry_after: v.resetS },
+      { 'retry-after': String(v.resetS) }
+    )
 }

@@ -9,7 +9,7 @@ import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import { isDatabaseDown } from '../storage/database-down.js'
 import { createAuthenticator } from './authenticate.js'
-import { admitOrigin, type BrowserOrigins, preflight } from './cors.js'
+import { type AddressLimiter, admitOrigin, type BrowserOrigins, preflight } from './cors.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
 import { requestObserver } from './observe.js'
@@ -29,8 +29,10 @@ export interface HttpServerDeps {
   // Pages outside the API (the dashboard): the paths it owns are handed to it whole, after the request id is chosen.
   pages?: PageHandler
   tracer?: Tracer
-  // The origins of browser-safe lead keys, for the CORS preflight of the routes that allow it (cors.ts).
+  // The origins of browser-safe lead keys, for the CORS preflight of the routes that allow it (cors.ts), and their
+  // requests per key and client address.
   origins?: BrowserOrigins
+  leadAddresses?: AddressLimiter
 }
 
 interface Routed {
@@ -195,7 +197,7 @@ export function createHttpServer(deps: HttpServerDeps) {
       if (routed.key) {
         const principal = authenticate(req, headers, r.scope)
         exchange.principal = principal instanceof Promise ? await principal : principal
-        if (r.cors) admitOrigin(req, exchange.principal, headers)
+        if (r.cors) admitOrigin(req, exchange.principal, headers, deps.leadAddresses)
       }
       if (r.body) {
         const json = await readJson(req, config.STUDIO_BODY_LIMIT)

@@ -8,6 +8,9 @@ export interface Limiters {
   limiter: RateLimiter
   // Failed authentications per client address, STUDIO_AUTH_FAIL_LIMIT in any 60 s.
   authFailures: RateLimiter
+  // Requests per lead key (a key with web origins, in public pages) and client address, STUDIO_LEAD_KEY_ADDRESS_LIMIT
+  // in any 60 s; in this process's memory only.
+  leadAddresses: SlidingWindow
   // Where the limits live now: 'memory' (no STUDIO_REDIS_URL), 'redis', or 'fallback' (Redis fails or is slow).
   store(): 'memory' | 'redis' | 'fallback'
   close(): Promise<void>
@@ -23,12 +26,14 @@ export interface LimitersDeps {
 export async function openLimiters(config: Config, deps: LimitersDeps): Promise<Limiters> {
   const requests = new SlidingWindow(config.STUDIO_RATE_LIMIT, 60_000, deps.clock)
   const authFailures = new SlidingWindow(config.STUDIO_AUTH_FAIL_LIMIT, 60_000, deps.clock)
+  const leadAddresses = new SlidingWindow(config.STUDIO_LEAD_KEY_ADDRESS_LIMIT, 60_000, deps.clock)
   const closeMemory = () => {
     requests.close()
     authFailures.close()
+    leadAddresses.close()
   }
   if (!config.STUDIO_REDIS_URL)
-    return { limiter: requests, authFailures, store: () => 'memory', close: async () => closeMemory() }
+    return { limiter: requests, authFailures, leadAddresses, store: () => 'memory', close: async () => closeMemory() }
   // Loaded only when configured: the Redis client is most of the code behind it, and most servers never need it.
   const { openRedisLimits } = await import('./redis.js')
   const shared = await openRedisLimits({
@@ -43,6 +48,7 @@ export async function openLimiters(config: Config, deps: LimitersDeps): Promise<
   return {
     limiter: shared.limiter,
     authFailures: shared.authFailures,
+    leadAddresses,
     store: () => (shared.fallingBack() ? 'fallback' : 'redis'),
     async close() {
       await shared.close()

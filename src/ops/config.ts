@@ -101,6 +101,7 @@ export const settings = {
     default: '300',
     doc: 'requests per key in any rolling 60 s window',
   },
+  STUDIO_LEAD_KEY_ADDRESS_LIMIT: { schema: int(1, 1e6), default: '10', doc: 'lead key requests per address per 60 s' },
   STUDIO_AUTH_FAIL_LIMIT: {
     schema: int(1, 1_000_000),
     default: '30',

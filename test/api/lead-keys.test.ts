@@ -110,6 +110,23 @@ t.test('POST from another origin: 403 forbidden, the Error body, nothing stored'
   t.equal(await leads(), before)
 })
 
+t.test('a lead key: at most STUDIO_LEAD_KEY_ADDRESS_LIMIT (10) a minute per client address, then 429', async (t) => {
+  const key = (await createKey(sql, { plan: 'FREE', scopes: ['leads:write'], origins: [SITE] }, undefined, cli)).key
+  issuedKeys.push(key)
+  await eventually(async () => (await post(key, SITE)).status === 201, { what: 'the key known' })
+  for (let i = 1; i < 10; i++) t.equal((await post(key, i % 2 ? SITE : undefined)).status, 201, `request ${i + 1}`)
+  const before = await leads()
+  const res = await post(key, SITE)
+  t.equal(res.status, 429)
+  t.equal(res.headers.get('access-control-allow-origin'), SITE, 'the page can read the refusal')
+  t.ok(Number(res.headers.get('retry-after')) > 0)
+  t.match(await res.json(), { error: { code: 'rate_limited', details: { limit: 10 } } })
+  t.equal((await post(key)).status, 429, 'without Origin too')
+  t.equal(await leads(), before, 'nothing stored')
+  for (let i = 0; i < 12; i++)
+    if ((await post(fullKey)).status !== 201) t.fail('a key without origins is not limited so')
+})
+
 t.test('a key with other scopes names no origin: any Origin is refused, nothing stored', async (t) => {
   const before = await leads()
   const res = await post(fullKey, SITE)
