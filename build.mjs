@@ -12,7 +12,8 @@ const out = process.env.STUDIO_BUILD_OUTDIR || 'dist'
 rmSync(out, { recursive: true, force: true })
 mkdirSync(out, { recursive: true })
 await build({
-  entryPoints: { studio: 'src/main.ts' },
+  // dump-worker: the worker thread of an embedded database's backup (src/storage/embedded-backup.ts).
+  entryPoints: { studio: 'src/main.ts', 'dump-worker': 'src/storage/dump-worker.ts' },
   outdir: out,
   outExtension: { '.js': '.mjs' },
   bundle: true,

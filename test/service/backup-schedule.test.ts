@@ -35,7 +35,7 @@ const files = () => readdirSync(dir).sort()
 const lastBackup = async () => ((await (await s.fetch('/readyz')).json()) as any).details.last_backup
 
 t.test('a backup is due an interval after the newest one: at once here, and old ones go', async (t) => {
-  await eventually(() => files().includes(name(now)), { what: 'the scheduled backup' })
+  await eventually(() => files().includes(name(now)), { what: 'the scheduled backup', timeout: 60_000 })
   t.same(files(), [older[2], older[3], name(now), 'notes.txt'].sort(), 'the newest 3 kept, nothing else touched')
   t.match(readFileSync(join(dir, name(now)), 'utf8'), /^-- PostgreSQL database dump$/m)
   t.equal(await lastBackup(), new Date(now).toISOString())
@@ -45,7 +45,7 @@ t.test('a backup is due an interval after the newest one: at once here, and old 
 t.test('the next one an interval later', async (t) => {
   const first = now
   now += 24 * HOUR
-  await eventually(() => files().includes(name(now)), { what: 'the next scheduled backup' })
+  await eventually(() => files().includes(name(now)), { what: 'the next scheduled backup', timeout: 60_000 })
   t.same(files(), [older[3], name(first), name(now), 'notes.txt'].sort())
   t.equal(await lastBackup(), new Date(now).toISOString())
   t.equal(s.metric('studio_backup_last_success_timestamp_seconds'), now / 1000)

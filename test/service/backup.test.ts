@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { parseConfig } from '../../src/ops/config.js'
 import { openDatabase } from '../../src/storage/db.js'
+import { buildBundle } from '../support/bundle.js'
 import { cliOn } from '../support/cli.js'
 import { type DbEnv, emptyPostgres as emptyDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
@@ -44,7 +46,12 @@ async function contents(env: DbEnv) {
 }
 
 const upstream = await fakeUpstream(t, json(200, anthropicMessage()))
-const s = await startTestServer(t, { ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: upstream.url })
+// The load is as fast as the server takes it: no rate limit in its way.
+const s = await startTestServer(t, {
+  ANTHROPIC_API_KEY: 'sk-ant-test',
+  ANTHROPIC_BASE_URL: upstream.url,
+  STUDIO_RATE_LIMIT: '1000000000',
+})
 const cli = cliOn(s.dbEnv)
 const ai = (await cli(['keys', 'create', '--email', 'ai@example.com', '--plan', 'PRO', '--key-name', 'ai'])).key
 const leadsKey = (await cli(['keys', 'create', '--email', 'leads@example.com', '--scopes', 'leads:write'])).key
@@ -64,21 +71,23 @@ await eventually(async () => (await s.db.sql`select sum(used)::int as n from quo
 
 // The load: four clients posting leads until told to stop; the ids the server acknowledged, and when.
 const acknowledged: { id: string; at: number }[] = []
+const statuses = new Map<number, number>()
 let loading = true
 const client = async (n: number) => {
   for (let i = 0; loading; i++) {
     const lead = { name: `L${n}-${i}`, email: `l${n}-${i}@example.com`, service: 'backup', message: 'under load' }
     const r = await s.fetch('/api/v1/leads', { method: 'POST', key: leadsKey, json: lead })
+    statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
     if (r.status === 201) acknowledged.push({ id: ((await r.json()) as { id: string }).id, at: Date.now() })
   }
 }
 const load = [1, 2, 3, 4].map(client)
-await eventually(() => acknowledged.length >= 20, { what: 'leads stored under load' })
+await eventually(() => acknowledged.length >= 20, { what: 'leads stored under load', timeout: 60_000 })
 const file = join(dir, 'under-load.sql')
 const startedAt = Date.now()
 const taken = await cli(['backup', file])
 const during = acknowledged.length
-await eventually(() => acknowledged.length >= during + 10, { what: 'more leads after the backup' })
+await eventually(() => acknowledged.length >= during + 10, { what: 'more leads after the backup', timeout: 60_000 })
 loading = false
 await Promise.all(load)
 const before = acknowledged.filter((a) => a.at < startedAt).map((a) => a.id)
@@ -86,6 +95,23 @@ const source = await contents(s.dbEnv)
 
 t.test('the backup is written while the server serves leads', async (t) => {
   t.same(taken, { code: 0, out: [`backup written to ${file}`], err: [], key: `backup written to ${file}` })
+  t.comment(`lead POSTs by status: ${JSON.stringify(Object.fromEntries(statuses))}`)
+  t.same(
+    [...statuses.keys()].filter((status) => status !== 201 && status !== 503),
+    [],
+    'no error but a 503'
+  )
+})
+
+t.test("the bundle's CLI, another process, makes one through the running server", async (t) => {
+  const bin = await buildBundle(t)
+  const out = join(dir, 'bundle.sql')
+  const env = { PATH: process.env.PATH, LOG_LEVEL: 'error', ...s.dbEnv }
+  const { stdout } = await new Promise<{ stdout: string }>((done, fail) =>
+    execFile(process.execPath, [bin, 'backup', out], { env, cwd: dir }, (e, stdout) => (e ? fail(e) : done({ stdout })))
+  )
+  t.equal(stdout, `backup written to ${out}\n`)
+  t.match(readFileSync(out, 'utf8'), /^INSERT INTO public\.api_keys /m)
 })
 
 for (const [kind, empty] of [
