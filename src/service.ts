@@ -108,15 +108,17 @@ const SETTLE_MS = 2000
 const QUOTA_TICK_MS = 50
 
 async function openQuota(db: Database, config: Config, log: Logger, clock: () => number, metrics: Metrics) {
+  const store = postgresStore(db.raw, { limits: limitsByPlan(config), leaseMs: config.STUDIO_QUOTA_LEASE_MS })
   const quota = createQuota({
-    store: postgresStore(db.raw, { limits: limitsByPlan(config), leaseMs: config.STUDIO_QUOTA_LEASE_MS }),
+    store,
+    keyStore: store.keys,
     limits: config,
     log,
     clock,
     leaseMs: config.STUDIO_QUOTA_LEASE_MS,
     timeoutMs: config.STUDIO_DB_TIMEOUT_MS,
     deadlineError: () => deadlineError(config.STUDIO_DB_TIMEOUT_MS),
-    onRefused: () => metrics.refused('quota_exceeded'),
+    onRefused: (code) => metrics.refused(code),
   })
   await quota.start()
   return quota

@@ -1,6 +1,7 @@
 import type postgres from 'postgres'
 import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
+import { type KeyLimits, limitValues } from './key-limits.js'
 import { generateKey } from './keys.js'
 import { SCOPES, type Scope } from './scopes.js'
 import { originsRefusal } from './origins.js'
@@ -16,6 +17,8 @@ export interface CreateKeyInput extends Partial<UserInput> {
   scopes?: readonly Scope[]
   // The web origins whose pages may use it (origins.ts: parsed; only for a key whose only scope is leads:write).
   origins?: readonly string[]
+  // Its own limits (key-limits.ts; default: none).
+  limits?: Partial<KeyLimits>
 }
 
 export interface CreatedKey {
@@ -60,7 +63,11 @@ export async function createKey(
     let userId: string | null = null
     if (input.email) ({ userId, accountId } = await ensureUser(tx, { ...input, email: input.email }, actor))
     else accountId = await newAccount(tx, input.plan ?? 'FREE', actor)
-    const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes, origins }
+    const limits = {
+      rateLimit: input.limits?.rateLimit ?? null,
+      monthlyCompletions: input.limits?.monthlyCompletions ?? null,
+    }
+    const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes, origins, limits }
     const created = await insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
     await onChange(tx, { type: 'key.created', accountId, prefix: created.prefix, name: meta.name })
     const after = {
@@ -68,6 +75,7 @@ export async function createKey(
       expires_at: created.expiresAt?.toISOString() ?? null,
       scopes: meta.scopes,
       ...(origins && { origins }),
+      ...limitValues(limits),
     }
     await audit(tx, actor, { accountId, action: 'key.created', target: created.prefix, after })
     return created
@@ -79,14 +87,16 @@ async function insertKey(
   accountId: string,
   userId: string | null,
   expiresAt: Date | null,
-  meta: { name: string | null; createdBy: string | null; scopes: Scope[]; origins: string[] | null }
+  meta: { name: string | null; createdBy: string | null; scopes: Scope[]; origins: string[] | null; limits: KeyLimits }
 ): Promise<CreatedKey> {
   const k = generateKey()
   const origins = meta.origins ? tx.array(meta.origins) : null
+  const { rateLimit, monthlyCompletions } = meta.limits
   await tx`
-    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by, scopes, origins)
+    insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by, scopes, origins,
+      rate_limit, monthly_completions)
     values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt}, ${meta.name}, ${meta.createdBy},
-      ${tx.array(meta.scopes)}, ${origins})`
+      ${tx.array(meta.scopes)}, ${origins}, ${rateLimit}, ${monthlyCompletions})`
   const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
   return {
     key: k.key,
@@ -114,6 +124,8 @@ export interface KeyListing {
   revoked_at: Date | null
   scopes: Scope[]
   origins: string[] | null
+  rate_limit: number | null
+  monthly_completions: number | null
   status: 'active' | 'grace' | 'expired' | 'revoked'
 }
 
@@ -130,7 +142,7 @@ const inScope = (sql: Sql, { accountId, createdBy }: KeyScope) =>
 
 export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   select k.prefix, k.name, k.account_id, a.plan, u.email, c.email as creator, k.created_at, k.last_used_at,
-         k.expires_at, k.revoked_at, k.scopes, k.origins,
+         k.expires_at, k.revoked_at, k.scopes, k.origins, k.rate_limit, k.monthly_completions,
          case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
               when k.rotated_at is not null then 'grace' else 'active' end as status
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
@@ -195,9 +207,12 @@ export async function rotateKey(
         created_by: string | null
         scopes: Scope[]
         origins: string[] | null
+        rate_limit: number | null
+        monthly_completions: number | null
       }[]
     >`
-      select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes, k.origins
+      select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes, k.origins, k.rate_limit,
+             k.monthly_completions
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for update of k`
     if (!old) return null
     if (old.revoked_at) throw new Error(`key ${prefix} is revoked; create a new key instead`)
@@ -206,6 +221,7 @@ export async function rotateKey(
       createdBy: old.created_by,
       scopes: old.scopes,
       origins: old.origins,
+      limits: { rateLimit: old.rate_limit, monthlyCompletions: old.monthly_completions },
     })
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys

@@ -13,6 +13,9 @@ export interface Principal {
   scopes: readonly Scope[]
   // The web origins whose pages may use the key (origins.ts); null for a key that allows none.
   origins: readonly string[] | null
+  // The key's own limits (key-limits.ts; null: none): requests in any 60 s, completions a month.
+  rateLimit: number | null
+  monthlyCompletions: number | null
 }
 
 interface KeyRow {
@@ -22,6 +25,8 @@ interface KeyRow {
   user_id: string | null
   scopes: Scope[]
   origins: string[] | null
+  rate_limit: number | null
+  monthly_completions: number | null
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -53,6 +58,23 @@ function known(key: string, entry: CachedKey): boolean {
   return diff === 0
 }
 
+const toCached = (r: KeyRow): CachedKey => ({
+  principal: {
+    prefix: r.prefix,
+    accountId: r.account_id,
+    userId: r.user_id,
+    scopes: r.scopes,
+    origins: r.origins,
+    rateLimit: r.rate_limit,
+    monthlyCompletions: r.monthly_completions,
+  },
+  hash: r.secret_sha256,
+  verified: null,
+  expiresAt: r.expires_at ? r.expires_at.getTime() : NEVER,
+  revokedAt: r.revoked_at ? r.revoked_at.getTime() : NEVER,
+  updatedAt: r.updated_at.getTime(),
+})
+
 export const unauthorized = () => new ApiError('unauthorized', 'Missing or invalid API key')
 
 export interface KeyStore {
@@ -83,18 +105,10 @@ export function createKeyStore(
   const keyListeners: (() => void)[] = []
   let polling: Promise<void> | null = null
 
-  const toCached = (r: KeyRow): CachedKey => ({
-    principal: { prefix: r.prefix, accountId: r.account_id, userId: r.user_id, scopes: r.scopes, origins: r.origins },
-    hash: r.secret_sha256,
-    verified: null,
-    expiresAt: r.expires_at ? r.expires_at.getTime() : NEVER,
-    revokedAt: r.revoked_at ? r.revoked_at.getTime() : NEVER,
-    updatedAt: r.updated_at.getTime(),
-  })
-
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
-      select prefix, secret_sha256, account_id, user_id, scopes, origins, expires_at, revoked_at, updated_at
+      select prefix, secret_sha256, account_id, user_id, scopes, origins, rate_limit, monthly_completions,
+             expires_at, revoked_at, updated_at
       from api_keys where prefix = ${prefix}`
     const entry = row ? toCached(row) : null
     if (cache.size >= MAX_CACHED) cache.clear()

@@ -20,6 +20,7 @@ export const AUDIT_ACTIONS = [
   'key.rotated',
   'key.revoked',
   'key.scopes_narrowed',
+  'key.limited',
   'member.invited',
   'member.role_changed',
   'member.removed',

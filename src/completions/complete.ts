@@ -1,5 +1,5 @@
 import type { Exchange, Reply } from '../http/route.js'
-import type { Ticket } from '../quota/ticket.js'
+import type { QuotaTicket } from '../quota/ticket-pair.js'
 import type { Principal } from '../accounts/auth.js'
 import type { CompletionRequest } from '../api/schemas.js'
 import { type Attempted, type CompletionCall, UpstreamFailure } from './call.js'
@@ -46,7 +46,7 @@ export function completeWith(deps: CompletionsDeps) {
 
   // A failed upstream call: recorded, and answered with its error, or with the quota's refusal when the reservation
   // that ran alongside it was refused and that is what aborted it (a call that failed on its own keeps its error).
-  async function failed(e: unknown, ticket: Ticket, record: Record, tries: Try[]): Promise<never> {
+  async function failed(e: unknown, ticket: QuotaTicket, record: Record, tries: Try[]): Promise<never> {
     if (!(e instanceof UpstreamFailure)) throw e
     const refused = e.outcome === 'client_closed' && ticket.overlapped ? await ticket.decision() : null
     record(refused ? refusedOutcome(refused) : e.outcome, e.attempts, e.requestId)
@@ -72,7 +72,8 @@ export function completeWith(deps: CompletionsDeps) {
     const onClose = () => res.writableFinished || cancel()
     // `on`, not `once` (no wrapper per call): a response closes once; the listener is taken off when the call ends.
     res.on('close', onClose)
-    const ticket = quota.ticket(principal.accountId, cancel)
+    const capped = principal.monthlyCompletions === null ? undefined : principal.prefix
+    const ticket = quota.ticket(principal.accountId, cancel, capped)
     try {
       if (!ticket.overlapped) await ticket.committed()
       const t0 = performance.now()

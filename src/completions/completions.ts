@@ -49,7 +49,7 @@ const EVENTS =
   'Server-sent events: `delta` (`{"text"}`, each piece of text in order), then `done` (the CompletionResponse, ' +
   'once, last) or `error` (the Error body, when the call fails after the stream began); `: ping` comments keep ' +
   'the connection while nothing else is sent. Errors before the first event are ordinary JSON answers.'
-const ERRORS: ErrorCode[] = ['upstream_error', 'quota_exceeded', 'service_unavailable']
+const ERRORS: ErrorCode[] = ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'service_unavailable']
 
 const serverTiming = {
   description:

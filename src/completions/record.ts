@@ -13,4 +13,6 @@ export type Record = (
 
 // The completions table's outcome for a call whose unit was refused while the call was under way.
 export const refusedOutcome = (e: unknown) =>
-  e instanceof ApiError && e.code === 'quota_exceeded' ? 'quota_exceeded' : 'quota_unavailable'
+  e instanceof ApiError && (e.code === 'quota_exceeded' || e.code === 'key_quota_exceeded')
+    ? e.code
+    : 'quota_unavailable'

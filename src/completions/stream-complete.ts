@@ -1,7 +1,7 @@
 import type { Exchange, Reply } from '../http/route.js'
 import { ApiError } from '../http/errors.js'
 import { errorBody } from '../http/io.js'
-import type { Ticket } from '../quota/ticket.js'
+import type { QuotaTicket } from '../quota/ticket-pair.js'
 import type { CompletionRequest } from '../api/schemas.js'
 import type { Attempted, CallOptions, CompletionCall } from './call.js'
 import type { CompletionsDeps } from './completions.js'
@@ -10,7 +10,7 @@ import { type Record, refusedOutcome } from './record.js'
 import { SseReply } from './sse-reply.js'
 import { UpstreamStream, UpstreamStreamError } from './stream.js'
 
-type Failed = (e: unknown, ticket: Ticket, record: Record, tries: Try[]) => Promise<never>
+type Failed = (e: unknown, ticket: QuotaTicket, record: Record, tries: Try[]) => Promise<never>
 
 // What the completions table records, and the client's `error` event says, of a stream that failed once begun.
 function brokenStream(e: unknown): { outcome: string; api: ApiError } {
@@ -37,7 +37,7 @@ export function streamWith(deps: CompletionsDeps, failed: Failed) {
     call: Omit<CompletionCall, 'model'>,
     opts: CallOptions,
     { res, headers, started }: Exchange<CompletionRequest>,
-    ticket: Ticket,
+    ticket: QuotaTicket,
     record: Record,
     tries: Try[]
   ): Promise<Reply> {

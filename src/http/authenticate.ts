@@ -20,14 +20,16 @@ const forbidden = (scope: Scope) =>
   new ApiError('forbidden', `This key lacks the scope ${scope}, which this operation needs`, { required_scope: scope })
 
 // The pipeline's key step: the key of the request (401 when missing or wrong), failed attempts limited per client
-// address, the scope the route needs (403), then the key's rate limit, whose state goes into the response headers.
-// Synchronous (no promise) for a key this process has verified and an in-memory limiter: the common case, on every
-// request.
+// address, the scope the route needs (403), then the key's rate limit (the service's, or the key's own when lower),
+// whose state goes into the response headers. Synchronous (no promise) for a key this process has verified and an
+// in-memory limiter: the common case, on every request.
 export function createAuthenticator(deps: AuthenticateDeps) {
-  const policy = `"default";q=${deps.limiter.limit};w=${deps.limiter.windowMs / 1000}`
+  const policyOf = (limit: number) => `"default";q=${limit};w=${deps.limiter.windowMs / 1000}`
+  const policy = policyOf(deps.limiter.limit)
 
   function admit(principal: Principal, v: Verdict, headers: string[]): Principal {
-    headers.push('ratelimit-policy', policy, 'ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)
+    const applies = v.limit === deps.limiter.limit ? policy : policyOf(v.limit)
+    headers.push('ratelimit-policy', applies, 'ratelimit', `"default";r=${v.remaining};t=${v.resetS}`)
     if (!v.ok) {
       deps.metrics?.refused('rate_limited')
       throw rateLimited(`More than ${v.limit} requests in 60 seconds with this key`, v)
@@ -38,7 +40,7 @@ export function createAuthenticator(deps: AuthenticateDeps) {
   // A key without the route's scope is refused before its request is counted: it spends nothing.
   function limit(principal: Principal, headers: string[], scope: Scope | undefined): Principal | Promise<Principal> {
     if (scope && !principal.scopes.includes(scope)) throw forbidden(scope)
-    const hit = deps.limiter.hit(principal.prefix)
+    const hit = deps.limiter.hit(principal.prefix, principal.rateLimit ?? undefined)
     return hit instanceof Promise ? hit.then((v) => admit(principal, v, headers)) : admit(principal, hit, headers)
   }
 

@@ -8,14 +8,18 @@ export interface Verdict {
 
 // What the HTTP pipeline needs of a rate limiter. The in-memory one answers synchronously; a shared one (Redis)
 // answers with a promise that never rejects (it falls back to memory instead), and the pipeline awaits only then.
+// `own`: a lower limit of the key's own (an API key's, accounts/key-limits.ts); a higher one changes nothing.
 export interface RateLimiter {
   readonly limit: number
   readonly windowMs: number
   // Counts one event for `key` if the window has room.
-  hit(key: string): Verdict | Promise<Verdict>
+  hit(key: string, own?: number): Verdict | Promise<Verdict>
   // Whether `key` is at its limit, without counting anything.
-  check(key: string): Verdict | Promise<Verdict>
+  check(key: string, own?: number): Verdict | Promise<Verdict>
 }
+
+// The limit that applies: the lower of the limiter's and the key's own.
+export const applying = (limit: number, own: number | undefined) => (own !== undefined && own < limit ? own : limit)
 
 // A ring of runs, each one float64: the run's time (a whole millisecond) × SPAN plus how many events came at exactly
 // that time (fewer than SPAN; one more starts the next run). Exact below 2^53, i.e. for Date.now() until the year 2112.
@@ -59,21 +63,21 @@ export class SlidingWindow implements RateLimiter {
     }
   }
 
-  private verdict(log: Log | undefined, now: number, ok: boolean): Verdict {
-    const remaining = log ? this.limit - log.count : this.limit
+  private verdict(log: Log | undefined, now: number, ok: boolean, limit: number): Verdict {
+    const remaining = Math.max(0, log ? limit - log.count : limit)
     const resetS =
       log && log.count > 0 ? Math.max(1, Math.ceil((timeOf(log.runs[log.head]) + this.windowMs - now) / 1000)) : 0
-    return { ok, limit: this.limit, remaining, resetS }
+    return { ok, limit, remaining, resetS }
   }
 
   // Counts one event for `key` if the window has room.
-  hit(key: string): Verdict {
+  hit(key: string, own?: number): Verdict {
     const now = this.clock()
+    const limit = applying(this.limit, own)
     let log = this.logs.get(key)
-    if (!log)
-      this.logs.set(key, (log = { runs: new Float64Array(Math.min(2, this.limit)), head: 0, used: 0, count: 0 }))
+    if (!log) this.logs.set(key, (log = { runs: new Float64Array(Math.min(2, limit)), head: 0, used: 0, count: 0 }))
     else this.expire(log, now)
-    if (log.count >= this.limit) return this.verdict(log, now, false)
+    if (log.count >= limit) return this.verdict(log, now, false, limit)
     let cap = log.runs.length
     const last = (log.head + log.used - 1) % cap
     const run = log.runs[last]
@@ -84,15 +88,16 @@ export class SlidingWindow implements RateLimiter {
       log.used++
     }
     log.count++
-    return this.verdict(log, now, true)
+    return this.verdict(log, now, true, limit)
   }
 
   // Whether `key` is at its limit, without counting anything.
-  check(key: string): Verdict {
+  check(key: string, own?: number): Verdict {
     const now = this.clock()
+    const limit = applying(this.limit, own)
     const log = this.logs.get(key)
     if (log) this.expire(log, now)
-    return this.verdict(log, now, !log || log.count < this.limit)
+    return this.verdict(log, now, !log || log.count < limit, limit)
   }
 
   // Every key's event times still in the window (one per event, oldest first), then forgets them all.

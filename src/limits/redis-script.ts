@@ -13,12 +13,15 @@ local now = t[1] * 1000000 + t[2]
 // first and never longer than the limit. One atomic script decides a batch of keys: for each it drops from the tail
 // what left the window (now - window, now], then counts (LPUSH answers the new length; over the limit it is undone)
 // or, for a check, only reads. It answers {ok, count, ms until the oldest request leaves the window} per key, in one
-// flat array. ARGV: the limit, the window in ms, then '1' (a hit: count it) or '0' (a check) per key.
+// flat array. ARGV: the limit, the window in ms, then '1' (a hit: count it) or '0' (a check) per key, then per key
+// the limit that applies to it (a key's own lower one), the first limit where none is given.
 export const WINDOW_SCRIPT = `${PRELUDE}local stamp = string.format('%.0f', now)
 local edge = now - window
 local out = {}
+local default = limit
 for i = 1, #KEYS do
   local key = KEYS[i]
+  limit = tonumber(ARGV[#KEYS + 2 + i]) or default
   local oldest = tonumber(redis.call('LINDEX', key, -1))
   while oldest and oldest <= edge do
     redis.call('RPOP', key)

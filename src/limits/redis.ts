@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
-import { type RateLimiter, SlidingWindow, type Verdict } from './limits.js'
+import { applying, type RateLimiter, SlidingWindow, type Verdict } from './limits.js'
 import { type MergeScript, replay } from './redis-replay.js'
 import { FORMAT, MAX_BATCH, MERGE_SCRIPT, WINDOW_SCRIPT } from './redis-script.js'
 
@@ -48,6 +48,8 @@ const stricter = (shared: Verdict, own: Verdict) => (!own.ok || own.remaining < 
 interface Pending {
   key: string
   hit: boolean
+  // The limit that applies to the key (the limiter's, or the key's own lower one).
+  limit: number
   done: (v: Verdict) => void
 }
 
@@ -165,14 +167,14 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     const unshared = new SlidingWindow(limit, windowMs, memory.clock)
     windows.push(unshared)
     replays.push(() => within(replay(script, unshared, space, args), o.timeoutMs))
-    const inMemory = (key: string, hit: boolean) => {
+    const inMemory = (key: string, hit: boolean, own: number) => {
       fellBack()
-      if (!hit) return memory.check(key)
-      const v = memory.hit(key)
+      if (!hit) return memory.check(key, own)
+      const v = memory.hit(key, own)
       if (v.ok) unshared.hit(key)
       return v
     }
-    const local = (p: Pending) => p.done(inMemory(p.key, p.hit))
+    const local = (p: Pending) => p.done(inMemory(p.key, p.hit, p.limit))
     let batch: Pending[] = []
     function flush() {
       const sent = batch
@@ -181,15 +183,16 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
       if (fallback) return sent.forEach(local)
       const keys = sent.map((p) => space + p.key)
       const modes = sent.map((p) => (p.hit ? '1' : '0'))
-      within(script.studioWindow(sent.length, keys, args, modes), o.timeoutMs).then(
+      const limits = sent.map((p) => String(p.limit))
+      within(script.studioWindow(sent.length, keys, args, modes, limits), o.timeoutMs).then(
         (r) => {
           for (let i = 0; i < sent.length; i++) {
             const p = sent[i]
-            const v = verdict(limit, r, i)
+            const v = verdict(p.limit, r, i)
             // What Redis granted is counted here too, and granted only if this window has room (the bound above).
             // Refused here, it stays counted in Redis: the key gets less, never more.
             if (!v.ok) p.done(v)
-            else p.done(stricter(v, p.hit ? memory.hit(p.key) : memory.check(p.key)))
+            else p.done(stricter(v, p.hit ? memory.hit(p.key, p.limit) : memory.check(p.key, p.limit)))
           }
         },
         (e) => {
@@ -198,13 +201,14 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
         }
       )
     }
-    const ask = (key: string, hit: boolean): Verdict | Promise<Verdict> => {
-      if (fallback) return inMemory(key, hit)
+    const ask = (key: string, hit: boolean, own?: number): Verdict | Promise<Verdict> => {
+      const applies = applying(limit, own)
+      if (fallback) return inMemory(key, hit, applies)
       // This process's own window says no: Redis is not asked (nor counts it).
-      const own = memory.check(key)
-      if (!own.ok) return own
+      const mine = memory.check(key, applies)
+      if (!mine.ok) return mine
       return new Promise((done) => {
-        const n = batch.push({ key, hit, done })
+        const n = batch.push({ key, hit, limit: applies, done })
         if (n === 1) setImmediate(flush)
         else if (n >= MAX_BATCH) flush()
       })
@@ -212,8 +216,8 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     return {
       limit,
       windowMs,
-      hit: (key) => ask(key, true),
-      check: (key) => ask(key, false),
+      hit: (key, own) => ask(key, true, own),
+      check: (key, own) => ask(key, false, own),
     }
   }
 

@@ -132,7 +132,7 @@ class GaugeBy implements Family {
   }
 }
 
-type Refusal = 'rate_limited' | 'quota_exceeded'
+type Refusal = 'rate_limited' | 'quota_exceeded' | 'key_quota_exceeded'
 
 // Seconds. Completions can take minutes (STUDIO_UPSTREAM_TIMEOUT_MS defaults to 120 s), hence the long tail.
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
@@ -182,11 +182,13 @@ export function createMetrics(): Metrics {
   )
   const refusals = new Counter(
     'studio_refused_total',
-    'Requests refused with 429, by reason: rate_limited (per-key rate limit) or quota_exceeded (monthly plan quota).',
+    'Requests refused with 429, by reason: rate_limited (per-key rate limit), quota_exceeded (monthly plan quota) ' +
+      "or key_quota_exceeded (a key's own monthly cap).",
     ['reason']
   )
   refusals.inc('rate_limited', undefined, 0)
   refusals.inc('quota_exceeded', undefined, 0)
+  refusals.inc('key_quota_exceeded', undefined, 0)
   const families: Family[] = [
     requests,
     duration,

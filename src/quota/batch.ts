@@ -1,11 +1,12 @@
 import type { ApiError } from '../http/errors.js'
-import type { Change, QuotaStore } from './store.js'
+import type { Change, UnitStore } from './store.js'
 import type { Ticket } from './ticket.js'
 
-// What an AccountQuota is given, and what one of its batches carries from its sending to its answer.
+// What an AccountQuota (an account's, or a capped key's) is given, and what one of its batches carries from its
+// sending to its answer.
 
 export interface AccountDeps {
-  store: QuotaStore
+  store: UnitStore
   monotonic: () => number
   // Whether this process's lease is surely alive: only then may answers be released before their spend is counted.
   leaseFresh: () => boolean

@@ -15,10 +15,17 @@ export const quotaStatus = (limit: number | null, used: number, resetsAt: Date):
   resets_at: resetsAt.toISOString(),
 })
 
-export const quotaExceeded = (limit: number, used: number, resetsAt: Date, now: number) =>
-  new ApiError(
-    'quota_exceeded',
-    `The monthly AI quota of this account is used up; it resets at ${resetsAt.toISOString()}`,
-    { limit, used, resets_at: resetsAt.toISOString() },
-    { 'retry-after': String(Math.max(1, Math.ceil((resetsAt.getTime() - now) / 1000))) }
-  )
+// A monthly count used up until `resetsAt`: the account's quota, or a key's own cap (accounts/key-limits.ts; the
+// account's quota may have room left). Retry-After runs to the reset.
+const usedUp =
+  (code: 'quota_exceeded' | 'key_quota_exceeded', what: string) =>
+  (limit: number, used: number, resetsAt: Date, now: number) =>
+    new ApiError(
+      code,
+      `The monthly ${what} is used up; it resets at ${resetsAt.toISOString()}`,
+      { limit, used, resets_at: resetsAt.toISOString() },
+      { 'retry-after': String(Math.max(1, Math.ceil((resetsAt.getTime() - now) / 1000))) }
+    )
+
+export const quotaExceeded = usedUp('quota_exceeded', 'AI quota of this account')
+export const keyQuotaExceeded = usedUp('key_quota_exceeded', 'completions cap of this key')

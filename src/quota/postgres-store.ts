@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Sql } from '../storage/db.js'
-import type { Change, Counted, QuotaStore } from './store.js'
+import type { Change, Counted, QuotaStore, UnitStore } from './store.js'
 
 export interface PostgresStoreOptions {
   limits: Record<string, number | null>
@@ -9,14 +9,25 @@ export interface PostgresStoreOptions {
   processId?: string
 }
 
-// The quota's tables (sql/010) through their functions: each change is one round trip under the account's row lock.
-export function postgresStore(sql: Sql, options: PostgresStoreOptions): QuotaStore {
+// The quota's tables (sql/010) through their functions: each change is one round trip under the account's row lock;
+// `keys`, a capped key's (sql/025) under the key's, with the same process and lease.
+export function postgresStore(sql: Sql, options: PostgresStoreOptions): QuotaStore & { keys: UnitStore } {
   const { limits, leaseMs, processId: process = randomUUID() } = options
   const apply = (accountId: string, month: string, c: Change) => sql<Counted[]>`
     select granted, spent, used, held, quota_limit as "limit", alive
     from studio_quota_apply(${accountId}, ${month}, ${process}, ${c.reserve}, ${c.spend}, ${c.giveBack}, ${c.unspend},
                             ${sql.json(limits)})`
+  const keys: UnitStore = {
+    async apply(prefix, month, c) {
+      const [row] = await sql<Counted[]>`
+        select granted, spent, used, held, quota_limit as "limit", alive
+        from studio_quota_key_apply(${prefix}, ${month}, ${process}, ${c.reserve}, ${c.spend}, ${c.giveBack},
+                                    ${c.unspend})`
+      return row
+    },
+  }
   return {
+    keys,
     async apply(accountId, month, change) {
       return (await apply(accountId, month, change))[0]
     },

@@ -3,15 +3,18 @@ import type { Logger } from '../ops/log.js'
 import { AccountQuota } from './account-quota.js'
 import { IDLE_MS } from './ahead.js'
 import type { AccountDeps } from './batch.js'
-import { quotaExceeded, quotaStatus, type QuotaStatus } from './figures.js'
+import { keyQuotaExceeded, quotaExceeded, quotaStatus, type QuotaStatus } from './figures.js'
 import { Lease } from './lease.js'
 import { monthOf } from './month.js'
 import { limitFor, type QuotaLimits } from './plans.js'
-import type { QuotaStore } from './store.js'
+import type { QuotaStore, UnitStore } from './store.js'
+import { type QuotaTicket, TicketPair } from './ticket-pair.js'
 import type { Ticket } from './ticket.js'
 
 export interface QuotaDeps {
   store: QuotaStore
+  // Where the units of keys with a monthly cap of their own are counted (absent: caps are not applied).
+  keyStore?: UnitStore
   limits: QuotaLimits
   log: Logger
   // Wall time (months, Retry-After) and monotonic time (leases, rates, idleness); both injectable for tests.
@@ -20,8 +23,8 @@ export interface QuotaDeps {
   leaseMs: number
   timeoutMs?: number
   deadlineError?: () => Error
-  // A quota_exceeded refusal, counted by the metrics.
-  onRefused?: () => void
+  // A quota_exceeded or key_quota_exceeded refusal, counted by the metrics.
+  onRefused?: (code: 'quota_exceeded' | 'key_quota_exceeded') => void
 }
 
 // An account the process has not touched for this long is forgotten (what it knew is asked again).
@@ -32,6 +35,8 @@ const FORGET_MS = 60_000
 // held by live processes never exceed the limit, so no account gets more answers than its plan allows, and units a
 // dead process held come back once its lease (leaseMs) runs out. `tick` (every 50 ms from the service) renews the
 // lease, sends the spends of answers released far from the limit, and gives back what idle accounts hold ahead.
+// A key with a monthly cap of its own is one more AccountQuota (by its prefix, never a uuid) over its own counts in
+// the store: its calls hold a unit of the key's and one of the account's (TicketPair).
 export class Quota {
   readonly now: () => number
   private readonly monotonic: () => number
@@ -41,6 +46,7 @@ export class Quota {
   private readonly pending = new Set<Promise<unknown>>()
   private readonly lease: Lease
   private readonly accountDeps: AccountDeps
+  private readonly keyDeps: AccountDeps | null
   private readonly idle: (() => void)[] = []
   private open = 0
   private closing = false
@@ -58,7 +64,7 @@ export class Quota {
       deadlineError: deps.deadlineError ?? (() => new Error('quota deadline')),
       leaseFresh: this.lease.fresh,
       exceeded: (limit, used) => {
-        deps.onRefused?.()
+        deps.onRefused?.('quota_exceeded')
         return quotaExceeded(limit, used, monthOf(this.now()).end, this.now())
       },
       unavailable: () =>
@@ -74,14 +80,27 @@ export class Quota {
       },
       undercounted: (n) => deps.log.warn('answers released whose quota units could not be counted', { units: n }),
     }
+    const exceeded = (limit: number, used: number) => {
+      deps.onRefused?.('key_quota_exceeded')
+      return keyQuotaExceeded(limit, used, monthOf(this.now()).end, this.now())
+    }
+    this.keyDeps = deps.keyStore ? { ...this.accountDeps, store: deps.keyStore, exceeded } : null
   }
 
   start = () => this.lease.renew()
 
   // A ticket for one call of the account: its unit reserved (at once when held ahead), then spent or given back.
-  // `abort` stops the call when a reservation that ran alongside it is refused.
-  ticket(accountId: string, abort: () => void): Ticket {
-    const aq = this.current(accountId)
+  // `abort` stops the call when a reservation that ran alongside it is refused. `capped`: the call's key has a
+  // monthly cap of its own (its prefix): the key's unit too.
+  ticket(accountId: string, abort: () => void): Ticket
+  ticket(accountId: string, abort: () => void, capped?: string): QuotaTicket
+  ticket(accountId: string, abort: () => void, capped?: string): QuotaTicket {
+    if (capped === undefined || !this.keyDeps) return this.unit(this.current(accountId, this.accountDeps), abort)
+    const key = this.unit(this.current(capped, this.keyDeps), () => {})
+    return new TicketPair(key, () => this.unit(this.current(accountId, this.accountDeps), () => {}))
+  }
+
+  private unit(aq: AccountQuota, abort: () => void) {
     this.open++
     const t = aq.ticket(abort)
     t.onEnd = this.ended
@@ -170,12 +189,12 @@ export class Quota {
 
   // The account's quota for this month; at a new month the last one is retired: what it held ahead goes back to its
   // month, and its calls still under way finish against it.
-  private current(accountId: string): AccountQuota {
+  private current(accountId: string, deps: AccountDeps): AccountQuota {
     const month = this.month().month
     const aq = this.accounts.get(accountId)
     if (aq?.month === month) return aq
     if (aq) this.retire(aq)
-    const fresh = new AccountQuota(accountId, month, this.accountDeps)
+    const fresh = new AccountQuota(accountId, month, deps)
     this.accounts.set(accountId, fresh)
     return fresh
   }

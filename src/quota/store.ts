@@ -1,6 +1,7 @@
 // Where quota units are counted, shared by every process of the service. `used` counts units spent (answers
 // released); each process also holds units it has reserved and not yet spent or given back, counted against the
-// limit for as long as its lease lives. PostgreSQL is the one implementation (postgres-store.ts).
+// limit for as long as its lease lives. PostgreSQL is the one implementation (postgres-store.ts); a key with a
+// monthly cap of its own has its units counted the same way, beside its account's.
 
 export interface Change {
   // Units moved back from spent into this process's hold (answers withheld after all), units given back from the
@@ -23,8 +24,13 @@ export interface Counted {
   alive: boolean
 }
 
-export interface QuotaStore {
-  apply(accountId: string, month: string, change: Change): Promise<Counted>
+// Where one subject's units are changed: an account's (QuotaStore), or a key's with a monthly cap of its own (the key's
+// counts, beside its account's, under the same leases).
+export interface UnitStore {
+  apply(id: string, month: string, change: Change): Promise<Counted>
+}
+
+export interface QuotaStore extends UnitStore {
   read(accountId: string, month: string): Promise<{ used: number; held: number }>
   // Renews this process's lease; true when it had lapsed (another process may have dropped its holds).
   renew(): Promise<boolean>

@@ -70,6 +70,11 @@ const steps: { name: string; actions: string[]; run: () => Promise<unknown>; act
     actions: ['key.scopes_narrowed'],
     run: () => cliOk('keys', 'scopes', state.prefix, '--scopes', 'me:read,leads:write'),
   },
+  {
+    name: 'keys limit',
+    actions: ['key.limited'],
+    run: () => cliOk('keys', 'limit', state.prefix, '--monthly-completions', '50'),
+  },
   { name: 'plan set', actions: ['plan.changed'], run: () => cliOk('plan', 'set', '--email', OWNER, 'PRO') },
   {
     name: 'keys rotate',
@@ -283,6 +288,8 @@ t.test('what entries say: targets, values before and after, no account for an un
   t.equal(rotated?.after?.prefix, state.rotated, 'a rotation names the old and the new prefix')
   t.same(find('key.scopes_narrowed')?.before, { scopes: ['me:read', 'leads:write', 'completions:write'] })
   t.same(find('key.scopes_narrowed')?.after, { scopes: ['me:read', 'leads:write'] })
+  t.same(find('key.limited')?.before, { rate_limit: null, monthly_completions: null })
+  t.same(find('key.limited')?.after, { rate_limit: null, monthly_completions: 50 })
   t.same(find('plan.changed')?.before, { plan: 'FREE' })
   t.same(find('plan.changed')?.after, { plan: 'PRO' })
   t.same(find('user.changed', OWNER)?.after, { name: 'Olivia' })
@@ -298,6 +305,8 @@ t.test('a refused change writes no entry', async (t) => {
     ['revoke an unknown key', () => cli('keys', 'revoke', 'AAAAAAAAAAAA')],
     ['rotate a revoked key', () => cli('keys', 'rotate', state.rotated)],
     ["widen a key's scopes", () => cli('keys', 'scopes', state.prefix, '--scopes', 'completions:write')],
+    ['a rate limit of 0', () => cli('keys', 'limit', state.prefix, '--rate-limit', '0')],
+    ['limit an unknown key', () => cli('keys', 'limit', 'AAAAAAAAAAAA', '--rate-limit', '5')],
     ['plan set for an unknown email', () => cli('plan', 'set', '--email', 'nobody@example.com', 'PRO')],
     ['remove an unknown endpoint', () => cli('webhooks', 'remove', '00000000-0000-4000-8000-000000000000')],
     [
@@ -322,6 +331,7 @@ t.test('a refused change writes no entry', async (t) => {
   const before = await lastId()
   t.equal((await cli('keys', 'revoke', state.rotated)).code, 0, 'revoking a revoked key changes nothing')
   t.equal((await cli('plan', 'set', '--email', OWNER, 'PRO')).code, 0, 'nor does setting the same plan')
+  t.equal((await cli('keys', 'limit', state.prefix, '--monthly-completions', '50')).code, 0, 'nor the same limit')
   t.same(await since(before), [], 'and writes no entry')
   for (const [name, attempt] of refused) {
     const before = await lastId()

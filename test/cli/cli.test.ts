@@ -115,7 +115,7 @@ t.test('keys, plans and migrations', async (t) => {
   t.equal((await cli(['keys', 'revoke', prefix])).code, 0)
   t.match(
     (await cli(['keys', 'list'])).out.find((l) => l.startsWith(prefix)),
-    /\d{4}-\d\d-\d\dT[\d:.]+Z\tme:read,leads:write,completions:write$/
+    /\d{4}-\d\d-\d\dT[\d:.]+Z\tme:read,leads:write,completions:write\t-\t-$/
   )
   const missing = await cli(['keys', 'revoke', 'AAAAAAAAAAAA'])
   t.equal(missing.code, 1)

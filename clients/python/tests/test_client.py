@@ -83,6 +83,13 @@ def test_each_error_class_from_a_real_response() -> None:
         spent.completions.create(messages=HELLO)
     assert over.value.code == "quota_exceeded" and over.value.limit == quota and over.value.used == quota
     assert over.value.resets_at and len(calls) == quota + 1, "quota_exceeded is never retried"
+    calls, http = counting()
+    capped = Studio(api_key=env("STUDIO_TEST_KEY_CAP_KEY"), http_client=http)
+    capped.completions.create(messages=HELLO)
+    with pytest.raises(QuotaExceededError) as cap:
+        capped.completions.create(messages=HELLO)
+    assert cap.value.code == "key_quota_exceeded" and cap.value.limit == 1 and cap.value.used == 1
+    assert cap.value.resets_at and len(calls) == 2, "key_quota_exceeded is never retried"
     with pytest.raises(ServerError) as server:
         Studio(max_retries=0).completions.create(messages=flaky())
     assert server.value.status == 503 and server.value.code == "upstream_unavailable" and server.value.request_id

@@ -62,7 +62,10 @@ export class RateLimitError extends StudioError {
   }
 }
 
-/** 429 `quota_exceeded`: the account's monthly AI quota is used up until `resetsAt`. Never retried. */
+/**
+ * 429 `quota_exceeded` (the account's monthly AI quota) or `key_quota_exceeded` (the key's own monthly cap): used up
+ * until `resetsAt` (`code` says which). Never retried.
+ */
 export class QuotaExceededError extends StudioError {
   get limit(): number | null {
     return typeof this.details.limit === 'number' ? this.details.limit : null
@@ -108,7 +111,10 @@ export function errorFromResponse(status: number, headers: Headers, body: unknow
   if (status === 401) return new AuthenticationError(init)
   if (status === 403) return new PermissionDeniedError(init)
   if (status === 400 || status === 422) return new InvalidRequestError(init)
-  if (status === 429) return code === 'quota_exceeded' ? new QuotaExceededError(init) : new RateLimitError(init)
+  if (status === 429)
+    return code === 'quota_exceeded' || code === 'key_quota_exceeded'
+      ? new QuotaExceededError(init)
+      : new RateLimitError(init)
   if (status >= 500) return new ServerError(init)
   return new StudioError(init)
 }

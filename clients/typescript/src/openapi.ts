@@ -1037,7 +1037,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests: rate_limited, quota_exceeded */
+            /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded */
             429: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -1054,7 +1054,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "rate_limited" | "quota_exceeded";
+                            code: "rate_limited" | "quota_exceeded" | "key_quota_exceeded";
                             message?: string;
                             /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {

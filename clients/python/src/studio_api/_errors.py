@@ -65,7 +65,10 @@ class RateLimitError(StudioError):
 
 
 class QuotaExceededError(StudioError):
-    """429 ``quota_exceeded``: the account's monthly AI quota is used up until ``resets_at``. Never retried."""
+    """429 ``quota_exceeded`` (the account's monthly AI quota) or ``key_quota_exceeded`` (the key's own monthly cap).
+
+    Used up until ``resets_at`` (``code`` says which). Never retried.
+    """
 
     @property
     def limit(self) -> int | None:
@@ -131,7 +134,7 @@ def error_from_response(response: httpx.Response) -> StudioError:
     elif status in (400, 422):
         kind = InvalidRequestError
     elif status == 429:
-        kind = QuotaExceededError if code == "quota_exceeded" else RateLimitError
+        kind = QuotaExceededError if code in ("quota_exceeded", "key_quota_exceeded") else RateLimitError
     elif status >= 500:
         kind = ServerError
     return kind(str(message), status=status, code=code, details=details, headers=response.headers)

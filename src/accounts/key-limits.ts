@@ -1,0 +1,67 @@
+import { type Actor, audit } from '../audit/record.js'
+import { seedKeyUsage } from '../quota/key-counts.js'
+import type { Sql } from '../storage/db.js'
+
+// A key's own limits: requests in any 60 s and completions a month, each null when the key has none of its own. What
+// applies is always the lower of the key's and the account's (STUDIO_RATE_LIMIT, the plan's quota): the pipeline
+// takes the lower rate limit (http/authenticate.ts), and a capped key's calls hold a unit of the key's and one of its
+// account's (quota/ticket-pair.ts).
+export interface KeyLimits {
+  rateLimit: number | null
+  monthlyCompletions: number | null
+}
+
+// The largest value a limit may take (an integer column).
+const MAX_LIMIT = 2_147_483_647
+
+// A limit as written on the command line or in a form: a whole number (at least `min`), or `none`; undefined when it
+// is neither.
+export function parseLimit(text: string, min: number): number | null | undefined {
+  const t = text.trim()
+  if (t.toLowerCase() === 'none') return null
+  if (!/^\d{1,10}$/.test(t)) return undefined
+  const n = Number(t)
+  return n >= min && n <= MAX_LIMIT ? n : undefined
+}
+
+// The smallest value of each: a rate limit of 0 would be a revoked key; a monthly cap of 0 allows no completions.
+export const LIMIT_MIN = { rateLimit: 1, monthlyCompletions: 0 } as const
+
+export type Limited = { ok: true; accountId: string; before: KeyLimits; after: KeyLimits } | { ok: false }
+
+export const limitValues = (l: KeyLimits) => ({ rate_limit: l.rateLimit, monthly_completions: l.monthlyCompletions })
+
+// Sets the limits of the key `prefix` that `change` names (the others stay); `accountId`, when given, limits the
+// change to that account's keys (the dashboard's). updated_at moves so that every server drops its cached copy of the
+// key within a poll. A change is one entry in the audit log, with `actor`; setting nothing new records nothing.
+export function setKeyLimits(
+  sql: Sql,
+  prefix: string,
+  change: Partial<KeyLimits>,
+  accountId?: string,
+  actor?: Actor
+): Promise<Limited> {
+  return sql.begin(async (tx): Promise<Limited> => {
+    const [row] = await tx<{ account_id: string; rate_limit: number | null; monthly_completions: number | null }[]>`
+      select account_id, rate_limit, monthly_completions from api_keys
+      where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``} for update`
+    if (!row) return { ok: false }
+    const before = { rateLimit: row.rate_limit, monthlyCompletions: row.monthly_completions }
+    const after = {
+      rateLimit: change.rateLimit === undefined ? before.rateLimit : change.rateLimit,
+      monthlyCompletions:
+        change.monthlyCompletions === undefined ? before.monthlyCompletions : change.monthlyCompletions,
+    }
+    const result = { ok: true as const, accountId: row.account_id, before, after }
+    if (after.rateLimit === before.rateLimit && after.monthlyCompletions === before.monthlyCompletions) return result
+    await tx`
+      update api_keys set rate_limit = ${after.rateLimit}, monthly_completions = ${after.monthlyCompletions},
+        updated_at = clock_timestamp()
+      where prefix = ${prefix}`
+    if (before.monthlyCompletions === null && after.monthlyCompletions !== null)
+      await seedKeyUsage(tx, prefix, row.account_id)
+    const entry = { before: limitValues(before), after: limitValues(after) }
+    await audit(tx, actor, { accountId: row.account_id, action: 'key.limited', target: prefix, ...entry })
+    return result
+  })
+}

@@ -1,0 +1,180 @@
+import { createKey, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
+import { LIMIT_MIN, parseLimit, setKeyLimits, type KeyLimits } from '../accounts/key-limits.js'
+import { narrowScopes } from '../accounts/scopes.js'
+import { Email, Plan, Role } from '../api/schemas.js'
+import { recordKeyChanges } from '../events/key-events.js'
+import { check, duration, expiry, originsArg, prefixArg, scopesArg } from './arguments.js'
+import { type Command, type Invocation, UsageError } from './command.js'
+import { printKey, printTable } from './print.js'
+
+// `--rate-limit N` and `--monthly-completions N` (N a whole number, or `none`): the limits they name, or what is wrong
+// with one of them (one line, exit 2, and nothing changes).
+function limitsArg(values: Invocation['values']): Partial<KeyLimits> | string {
+  const limits: Partial<KeyLimits> = {}
+  for (const [flag, name] of [
+    ['rate-limit', 'rateLimit'],
+    ['monthly-completions', 'monthlyCompletions'],
+  ] as const) {
+    const text = values[flag]
+    if (text === undefined) continue
+    const n = parseLimit(text, LIMIT_MIN[name])
+    if (n === undefined) return `--${flag}: expected a whole number of at least ${LIMIT_MIN[name]}, or none`
+    limits[name] = n
+  }
+  return limits
+}
+
+const refuse = (io: Invocation['io'], line: string) => {
+  io.err(`studio: ${line}`)
+  return Promise.resolve(2)
+}
+
+const shown = (n: number | null) => (n === null ? 'none' : String(n))
+
+// The `studio keys …` commands, in the order of the help.
+export const keyCommands: Command[] = [
+  {
+    name: 'keys create',
+    args:
+      '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K] [--scopes S] [--origins O] ' +
+      '[--rate-limit N] [--monthly-completions N]',
+    help:
+      "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
+      'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; ' +
+      '--key-name names the key;\n--scopes limits what it may do to S, comma-separated, of me:read, ' +
+      'leads:write,\ncompletions:write (default: all of them); --origins: web pages of O (comma-separated ' +
+      'https://host[:port];\nhttp for loopback) may use it from their script, if its only scope is leads:write;\n' +
+      '--rate-limit and --monthly-completions give the key limits of its own (requests a minute,\ncompletions a ' +
+      "month; the lower of its and the account's applies)",
+    also: [
+      {
+        args: '--plan P [--expires-in D] [--scopes S] [--rate-limit N] [--monthly-completions N]',
+        help: 'create an account with plan P and a key with no user',
+      },
+    ],
+    run: ({ values, io, actor, database }) => {
+      if (!values.email && (values.name !== undefined || values.role !== undefined))
+        throw new UsageError('--name and --role need --email')
+      if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
+      const limits = limitsArg(values)
+      if (typeof limits === 'string') return refuse(io, limits)
+      const input = {
+        email: values.email === undefined ? undefined : check(Email, values.email, '--email'),
+        name: values.name,
+        role: values.role === undefined ? undefined : check(Role, values.role, '--role'),
+        plan: values.plan === undefined ? undefined : check(Plan, values.plan, '--plan'),
+        expiresAt: expiry(values['expires-in']),
+        keyName: values['key-name'],
+        scopes: values.scopes === undefined ? undefined : scopesArg(values.scopes),
+        origins: values.origins === undefined ? undefined : originsArg(values.origins, values.scopes),
+        limits,
+      }
+      return database(async (sql) =>
+        printKey(io, await createKey(sql, input, recordKeyChanges(null), actor), input.email)
+      )
+    },
+  },
+  {
+    name: 'keys list',
+    help:
+      'list keys: prefix, name, account, plan, user, created, last used, expires, revoked, scopes,\nrate limit and ' +
+      'monthly completions cap (`-`: none of its own)',
+    run: ({ io, database }) =>
+      database(async (sql) => {
+        const iso = (d: Date | null) => (d ? d.toISOString() : '-')
+        printTable(
+          io,
+          ['PREFIX', 'NAME', 'ACCOUNT', 'PLAN', 'USER', 'CREATED', 'LAST_USED', 'EXPIRES', 'REVOKED', 'SCOPES'].concat([
+            'RATE_LIMIT',
+            'MONTHLY_COMPLETIONS',
+          ]),
+          (await listKeys(sql)).map((r) => [
+            r.prefix,
+            r.name ?? '-',
+            r.account_id,
+            r.plan,
+            r.email ?? '-',
+            iso(r.created_at),
+            iso(r.last_used_at),
+            iso(r.expires_at),
+            iso(r.revoked_at),
+            r.scopes.join(','),
+            r.rate_limit ?? '-',
+            r.monthly_completions ?? '-',
+          ])
+        )
+      }),
+  },
+  {
+    name: 'keys rotate',
+    args: 'PREFIX [--grace D] [--expires-in D]',
+    help:
+      'a new key for the same account and user, alone on the last line; the old key\nkeeps working for the grace ' +
+      'period D (default 24h; 0: stops at once)',
+    run: ({ values, positionals, io, actor, database }) => {
+      const prefix = prefixArg(positionals[0])
+      const grace = duration(values.grace ?? '24h', '--grace', true)
+      const expiresAt = expiry(values['expires-in']) ?? null
+      return database(async (sql) => {
+        const k = await rotateKey(sql, prefix, grace, expiresAt, recordKeyChanges(null), actor)
+        if (!k) throw new Error(`no key with prefix ${prefix}`)
+        const until = k.oldExpiresAt > k.now ? `it keeps working until ${k.oldExpiresAt.toISOString()}` : null
+        io.out(`key ${prefix} rotated: ${until ?? 'it no longer works'}`)
+        printKey(io, k, k.email)
+      })
+    },
+  },
+  {
+    name: 'keys revoke',
+    args: 'PREFIX',
+    help: 'revoke a key (running servers stop accepting it within a second)',
+    run: ({ positionals, io, actor, database }) => {
+      const prefix = prefixArg(positionals[0])
+      return database(async (sql) => {
+        if (!(await revokeKey(sql, prefix, recordKeyChanges(null), actor)))
+          throw new Error(`no key with prefix ${prefix}`)
+        io.out(`key ${prefix} revoked`)
+      })
+    },
+  },
+  {
+    name: 'keys scopes',
+    args: 'PREFIX --scopes S',
+    help:
+      'narrow what a key may do to S (comma-separated, among the scopes it has);\na wider set is refused ' +
+      '(exit 2); running servers apply it within a second',
+    run: ({ values, positionals, io, actor, database }) => {
+      const prefix = prefixArg(positionals[0])
+      if (values.scopes === undefined) throw new UsageError('keys scopes needs --scopes')
+      const scopes = scopesArg(values.scopes)
+      let code = 0
+      return database(async (sql) => {
+        const r = await narrowScopes(sql, prefix, scopes, undefined, actor)
+        if (!r.ok && r.reason === 'not_found') throw new Error(`no key with prefix ${prefix}`)
+        if (r.ok) return io.out(`key ${prefix} now has the scopes ${r.after.join(',')}`)
+        io.err(`studio: key ${prefix} lacks ${r.added.join(', ')}: scopes can be narrowed, never widened`)
+        code = 2
+      }).then((done) => done || code)
+    },
+  },
+  {
+    name: 'keys limit',
+    args: 'PREFIX [--rate-limit N|none] [--monthly-completions N|none]',
+    help:
+      "set or lift (none) the key's own rate limit (requests in any 60 s) and monthly\ncompletions cap; the lower " +
+      "of the key's and the account's applies; running servers apply it\nwithin a second",
+    run: ({ values, positionals, io, actor, database }) => {
+      const prefix = prefixArg(positionals[0])
+      const limits = limitsArg(values)
+      if (typeof limits === 'string') return refuse(io, limits)
+      if (!Object.keys(limits).length)
+        return refuse(io, 'keys limit needs --rate-limit N|none or --monthly-completions N|none')
+      return database(async (sql) => {
+        const r = await setKeyLimits(sql, prefix, limits, undefined, actor)
+        if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
+        const { rateLimit, monthlyCompletions } = r.after
+        io.out(`key ${prefix}: rate limit ${shown(rateLimit)}, monthly completions ${shown(monthlyCompletions)}`)
+      })
+    },
+  },
+]

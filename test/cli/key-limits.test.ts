@@ -1,0 +1,93 @@
+import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { parseConfig } from '../../src/ops/config.js'
+import { openDatabase } from '../../src/storage/db.js'
+import { migrate } from '../../src/storage/migrate.js'
+import { cliOn } from '../support/cli.js'
+import { testDatabase } from '../support/database.js'
+
+// A key's own limits from the command line: set at creation, listed, changed and lifted; bad values refused in one
+// line with exit 2, changing nothing.
+const dbEnv = await testDatabase(t)
+
+const cli = cliOn(dbEnv)
+const prefixOf = (key: string) => key.split('_')[1]
+async function limitsListed(prefix: string) {
+  const { out } = await cli(['keys', 'list'])
+  const header = out[0].split('\t')
+  const row = out.find((l) => l.startsWith(`${prefix}\t`))!.split('\t')
+  return [row[header.indexOf('RATE_LIMIT')], row[header.indexOf('MONTHLY_COMPLETIONS')]]
+}
+
+t.test('keys create sets them; keys list shows them; none by default', async (t) => {
+  const k = await cli(['keys', 'create', '--plan', 'FREE', '--rate-limit', '60', '--monthly-completions', '30'])
+  t.equal(k.code, 0, k.err.join('\n'))
+  t.same(await limitsListed(prefixOf(k.key)), ['60', '30'])
+  const plain = await cli(['keys', 'create', '--email', 'plain@example.com'])
+  t.same(await limitsListed(prefixOf(plain.key)), ['-', '-'])
+})
+
+t.test('keys limit changes one, the other, or lifts them', async (t) => {
+  const k = await cli(['keys', 'create', '--plan', 'FREE'])
+  const prefix = prefixOf(k.key)
+  const rate = await cli(['keys', 'limit', prefix, '--rate-limit', '10'])
+  t.equal(rate.code, 0)
+  t.same(rate.out, [`key ${prefix}: rate limit 10, monthly completions none`])
+  const month = await cli(['keys', 'limit', prefix, '--monthly-completions', '0'])
+  t.same(month.out, [`key ${prefix}: rate limit 10, monthly completions 0`], 'the other stays')
+  t.same(await limitsListed(prefix), ['10', '0'])
+  const lifted = await cli(['keys', 'limit', prefix, '--rate-limit', 'none', '--monthly-completions', 'NONE'])
+  t.same(lifted.out, [`key ${prefix}: rate limit none, monthly completions none`])
+  t.same(await limitsListed(prefix), ['-', '-'])
+})
+
+t.test('a rotated key keeps its limits', async (t) => {
+  const k = await cli(['keys', 'create', '--plan', 'FREE', '--monthly-completions', '7'])
+  const rotated = await cli(['keys', 'rotate', prefixOf(k.key), '--grace', '0'])
+  t.same(await limitsListed(prefixOf(rotated.key)), ['-', '7'])
+})
+
+t.test('bad values and no flag: one line, exit 2, nothing changes', async (t) => {
+  const k = await cli(['keys', 'create', '--plan', 'FREE', '--rate-limit', '5'])
+  const prefix = prefixOf(k.key)
+  for (const [args, message] of [
+    [['keys', 'limit', prefix], /needs --rate-limit N\|none or --monthly-completions N\|none/],
+    [['keys', 'limit', prefix, '--rate-limit', '0'], /--rate-limit: expected a whole number of at least 1, or none/],
+    [['keys', 'limit', prefix, '--rate-limit=-3'], /--rate-limit: expected/],
+    [['keys', 'limit', prefix, '--rate-limit', '2.5'], /--rate-limit: expected/],
+    [['keys', 'limit', prefix, '--monthly-completions', 'lots'], /--monthly-completions: expected .* at least 0/],
+    [['keys', 'limit', prefix, '--monthly-completions', '99999999999'], /--monthly-completions: expected/],
+    [['keys', 'limit', prefix, '--rate-limit', '3', '--monthly-completions', 'x'], /--monthly-completions/],
+    [['keys', 'create', '--plan', 'FREE', '--rate-limit', 'fast'], /--rate-limit: expected/],
+  ] as const) {
+    const r = await cli([...args])
+    t.equal(r.code, 2, args.join(' '))
+    t.equal(r.err.length, 1, 'one line')
+    t.match(r.err[0], message)
+    t.same(r.out, [])
+  }
+  t.same(await limitsListed(prefix), ['5', '-'], 'nothing changed')
+  const gone = await cli(['keys', 'limit', 'AAAAAAAAAAAA', '--rate-limit', '3'])
+  t.equal(gone.code, 1)
+  t.match(gone.err[0], /no key with prefix/)
+})
+
+t.test('keys made before per-key limits have none', async (t) => {
+  const db = await openDatabase(parseConfig(await testDatabase(t)))
+  t.teardown(() => db.close())
+  const dir = new URL('../../sql/', import.meta.url)
+  const all = readdirSync(dir)
+    .filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f))
+    .sort()
+    .map((name) => ({ name, sql: readFileSync(new URL(name, dir), 'utf8') }))
+  const at = all.findIndex((m) => m.name.endsWith('_key_limits.sql'))
+  await migrate(db.sql, all.slice(0, at))
+  const [{ id }] = await db.sql`insert into accounts (plan) values ('FREE') returning id`
+  await db.sql`insert into api_keys (prefix, secret_sha256, account_id) values ('OLDKEY000002', ${Buffer.alloc(32)}, ${id})`
+  t.same(
+    await migrate(db.sql, all),
+    all.slice(at).map((m) => m.name)
+  )
+  const [row] = await db.sql`select rate_limit, monthly_completions from api_keys where prefix = 'OLDKEY000002'`
+  t.same(row, { rate_limit: null, monthly_completions: null })
+})
