@@ -2,10 +2,13 @@ import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../a
 import { parseScopes, SCOPES, type Scope } from '../accounts/scopes.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import type { SessionUser } from '../accounts/sessions.js'
+import { usageByKey, usageMonth } from '../accounts/usage.js'
 import { recordKeyChanges } from '../events/key-events.js'
 import { ApiError } from '../http/errors.js'
+import { keyUsage } from '../quota/key-counts.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
+import { keyLimitPages } from './key-limits.js'
 import { canManage, csrfField, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
@@ -34,7 +37,30 @@ async function ownKey(sql: Sql, u: SessionUser, prefix: string): Promise<KeyList
 
 const options = (list: [string, string][]) => list.map(([v, label]) => html`<option value="${v}">${label}</option>`)
 
-function keyTable(v: Viewer, keys: KeyListing[]): Html {
+// Each key's completions this month: a capped key's units spent (its own count), another's answers recorded.
+async function usedThisMonth(deps: DashboardDeps, u: SessionUser, keys: KeyListing[]) {
+  const month = usageMonth((deps.clock ?? Date.now)())
+  if (!month) throw new Error('unreachable: the current month')
+  const capped = keys.filter((k) => k.monthly_completions !== null).map((k) => k.prefix)
+  const [answered, counted] = await Promise.all([
+    usageByKey(deps.sql, u.accountId, month),
+    keyUsage(deps.sql, capped, month.month),
+  ])
+  const used = new Map(answered.map((a) => [a.key_prefix, a.completions]))
+  for (const [prefix, n] of counted) used.set(prefix, n)
+  return used
+}
+
+// Use this month against the cap, the rate limit, and (for owners and admins) the way to change them.
+const limitsCell = (v: Viewer, k: KeyListing, used: number) => {
+  const cap = k.monthly_completions
+  const manage = canManage(v.role) && k.status !== 'revoked'
+  return html`${cap === null ? html`${used} <small>(no cap)</small>` : html`${used} / ${cap}`}${
+    k.rate_limit === null ? '' : html`<br><small>${k.rate_limit} a minute</small>`
+  }${manage ? html` <a class="button secondary small" href="/dashboard/keys/${k.prefix}/limits">Limits</a>` : ''}`
+}
+
+function keyTable(v: Viewer, keys: KeyListing[], used: Map<string, number>): Html {
   if (!keys.length)
     return html`<div class="table-wrap">${empty(
       'No keys yet',
@@ -46,6 +72,7 @@ function keyTable(v: Viewer, keys: KeyListing[]): Html {
       k.origins ? html`<br><span class="muted">from ${k.origins.map((o) => html`<code>${o}</code> `)}</span>` : ''
     }</td><td>${k.creator ?? '—'}</td>
 <td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td><td>${when(k.expires_at)}</td>
+<td>${limitsCell(v, k, used.get(k.prefix) ?? 0)}</td>
 <td><span class="badge ${k.status}">${k.status === 'grace' ? 'in grace' : k.status}</span></td>
 <td>${
       k.status === 'active'
@@ -63,7 +90,8 @@ ${
 }</td></tr>`
   )
   return html`<div class="table-wrap"><table><thead><tr><th>Name</th><th>Prefix</th><th>Scopes</th><th>Created by</th>
-<th>Created</th><th>Last used</th><th>Expires</th><th>Status</th><th>Actions</th></tr></thead>
+<th>Created</th><th>Last used</th><th>Expires</th><th>Completions this month</th><th>Status</th><th>Actions</th>
+</tr></thead>
 <tbody>${rows}</tbody></table></div>`
 }
 
@@ -108,13 +136,14 @@ function originsOf(form: URLSearchParams, scopes: Scope[] | undefined) {
 async function keysPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string = '') {
   const v = ctx.user
   const keys = await keysOf(deps.sql, v)
+  const used = await usedThisMonth(deps, v, keys)
   const scope = canManage(v.role) ? 'Every key of your account.' : 'The keys you created.'
   return page(
     v,
     'keys',
     'API keys',
     html`<h1>API keys</h1><p class="lead">${scope} Send one as <code>Authorization: Bearer …</code>.</p>
-${notice(ctx.url.searchParams.get('done'))}${banner}${createForm(v)}${keyTable(v, keys)}`
+${notice(ctx.url.searchParams.get('done'))}${banner}${createForm(v)}${keyTable(v, keys, used)}`
   )
 }
 
@@ -169,6 +198,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
         return see('/dashboard/keys?done=revoked')
       },
     },
+    ...keyLimitPages(deps),
   ]
 }
 

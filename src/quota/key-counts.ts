@@ -1,4 +1,14 @@
 import type postgres from 'postgres'
+import type { Sql } from '../storage/db.js'
+
+// What keys with a monthly cap of their own have spent this month (their counts, sql/025), for the dashboard's list:
+// units spent (answers released), by prefix; a key never capped this month has none.
+export async function keyUsage(sql: Sql, prefixes: readonly string[], month: string): Promise<Map<string, number>> {
+  if (!prefixes.length) return new Map()
+  const rows = await sql<{ prefix: string; used: number }[]>`
+    select prefix, used from quota_key_usage where month = ${month} and prefix = any(${sql.array([...prefixes])})`
+  return new Map(rows.map((r) => [r.prefix, r.used]))
+}
 
 // A cap set on a key that had none: what the key was answered this month while it was uncounted (its completions
 // recorded so far) counts toward the cap, so that setting a cap never hands out a fresh month.

@@ -155,6 +155,16 @@ const steps: { name: string; actions: string[]; run: () => Promise<unknown>; act
     },
   },
   {
+    name: "dashboard: set a key's limits",
+    actor: 'user',
+    actions: ['key.limited'],
+    run: () =>
+      owner.submit('/dashboard/keys', `/dashboard/keys/${state.dashKey}/limits`, {
+        rate_limit: '10',
+        monthly_completions: '',
+      }),
+  },
+  {
     name: 'dashboard: rotate a key',
     actor: 'user',
     actions: ['key.rotated'],
@@ -327,6 +337,10 @@ t.test('a refused change writes no entry', async (t) => {
         }),
     ],
     ['a form without its CSRF token', () => owner.post('/dashboard/keys', { name: 'x', expires: '' })],
+    [
+      'a dashboard limit that is not a number',
+      () => owner.submit('/dashboard/keys', `/dashboard/keys/${state.prefix}/limits`, { rate_limit: 'lots' }),
+    ],
   ]
   const before = await lastId()
   t.equal((await cli('keys', 'revoke', state.rotated)).code, 0, 'revoking a revoked key changes nothing')

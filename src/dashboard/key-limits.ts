@@ -1,0 +1,70 @@
+import { type KeyListing, listKeys } from '../accounts/accounts.js'
+import { type KeyLimits, LIMIT_MIN, parseLimit, setKeyLimits } from '../accounts/key-limits.js'
+import { ApiError } from '../http/errors.js'
+import { html } from './html.js'
+import { csrfField, page, type Viewer } from './layout.js'
+import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+
+// A key's own limits on the dashboard (owners and admins): a page of the key's own with a plain form (no script), the
+// same function as `studio keys limit`. An empty field is no limit of the key's own: the account's applies.
+
+const FIELDS = [
+  { field: 'rate_limit', name: 'rateLimit', label: 'Rate limit (requests in any minute)' },
+  { field: 'monthly_completions', name: 'monthlyCompletions', label: 'Monthly completions cap' },
+] as const
+
+// The form's limits; a value that is neither empty, `none` nor a whole number in range is refused with a page.
+function limitsOf(form: URLSearchParams): KeyLimits {
+  const limits: KeyLimits = { rateLimit: null, monthlyCompletions: null }
+  for (const { field, name, label } of FIELDS) {
+    const text = (form.get(field) ?? '').trim()
+    const n = text === '' ? null : parseLimit(text, LIMIT_MIN[name])
+    if (n === undefined)
+      throw new ApiError('bad_request', `${label}: a whole number of at least ${LIMIT_MIN[name]}, or empty for none.`)
+    limits[name] = n
+  }
+  return limits
+}
+
+async function keyOf(deps: DashboardDeps, ctx: PageCtx): Promise<KeyListing> {
+  const [key] = (await listKeys(deps.sql, { accountId: ctx.user.accountId })).filter(
+    (k) => k.prefix === ctx.params.prefix
+  )
+  if (!key) throw new ApiError('not_found', 'There is no such key in your account.')
+  return key
+}
+
+const limitsForm = (v: Viewer, k: KeyListing) =>
+  page(
+    v,
+    'keys',
+    'Key limits',
+    html`<h1>Limits of key <code>${k.prefix}</code></h1><div class="card">
+<p>“${k.name ?? 'unnamed'}” gets the lower of these and your account's own (the service's rate limit, your plan's
+quota). Leave a field empty for none of the key's own. Servers apply a change within a second.</p>
+<form method="post" action="/dashboard/keys/${k.prefix}/limits" class="row">${csrfField(v)}
+${FIELDS.map(
+  ({ field, label }) => html`<div class="field"><label for="${field}">${label}</label>
+<input id="${field}" name="${field}" inputmode="numeric" value="${k[field] ?? ''}" placeholder="none"></div>`
+)}<div class="field"><button>Save limits</button></div>
+<a class="button secondary" href="/dashboard/keys">Cancel</a></form></div>`
+  )
+
+export function keyLimitPages(deps: DashboardDeps): Page[] {
+  const path = '/dashboard/keys/:prefix/limits'
+  return [
+    { method: 'GET', path, access: 'admin', handle: async (ctx) => limitsForm(ctx.user, await keyOf(deps, ctx)) },
+    {
+      method: 'POST',
+      path,
+      access: 'admin',
+      async handle(ctx) {
+        const limits = limitsOf(ctx.form)
+        const k = await keyOf(deps, ctx)
+        const r = await setKeyLimits(deps.sql, k.prefix, limits, ctx.user.accountId, actorOf(ctx))
+        if (!r.ok) throw new ApiError('not_found', 'The key is gone.')
+        return see('/dashboard/keys?done=limited')
+      },
+    },
+  ]
+}

@@ -1,0 +1,110 @@
+import t from 'tap'
+import { prefixOf } from '../../src/accounts/keys.js'
+import { cliOn } from '../support/cli.js'
+import { signInWithLink, signinLink } from '../support/dashboard-client.js'
+import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
+import { openTestDatabase, testDatabase } from '../support/database.js'
+import { startTestServer } from '../support/server.js'
+
+// A key's own limits on the dashboard: each key's use this month against its cap; owners and admins set, change and
+// lift them with a plain form; bad input gets an HTML page (never a 500) and changes nothing.
+const dbEnv = await testDatabase(t)
+const upstream = await fakeUpstream(t, json(200, anthropicMessage()))
+const server = await startTestServer(t, { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url }, { dbEnv })
+const { sql } = await openTestDatabase(t, dbEnv)
+const cli = cliOn(dbEnv)
+const OWNER = 'limits-owner@example.com'
+const owner = await signInWithLink(server.url, await signinLink(dbEnv, {}, ['--email', OWNER]))
+const made = await cli(['keys', 'create', '--email', OWNER, '--rate-limit', '20', '--monthly-completions', '30'])
+const capped = made.key
+const prefix = prefixOf(capped)
+const limitsOf = async () =>
+  (await sql`select rate_limit, monthly_completions from api_keys where prefix = ${prefix}`)[0]
+const rowOf = (page: string) => {
+  const at = page.indexOf(`<code>${prefix}</code>`)
+  return page.slice(at, page.indexOf('</tr>', at))
+}
+
+t.test('the list shows use this month against the cap, and the rate limit', async (t) => {
+  for (let i = 0; i < 2; i++)
+    t.equal(
+      (
+        await server.fetch('/api/v1/ai/completions', {
+          method: 'POST',
+          key: capped,
+          json: { messages: [{ role: 'user', content: 'hi' }] },
+        })
+      ).status,
+      200
+    )
+  const page = await owner.get('/dashboard/keys')
+  t.equal(page.status, 200)
+  t.match(page.text, '<th>Completions this month</th>')
+  t.match(rowOf(page.text), '2 / 30')
+  t.match(rowOf(page.text), '20 a minute')
+  t.match(rowOf(page.text), `href="/dashboard/keys/${prefix}/limits"`)
+})
+
+t.test('an owner changes and lifts them with the form', async (t) => {
+  const form = await owner.get(`/dashboard/keys/${prefix}/limits`)
+  t.equal(form.status, 200)
+  t.match(form.text, /name="rate_limit"[^>]*value="20"/)
+  t.match(form.text, /name="monthly_completions"[^>]*value="30"/)
+  const saved = await owner.submit(`/dashboard/keys/${prefix}/limits`, `/dashboard/keys/${prefix}/limits`, {
+    rate_limit: '',
+    monthly_completions: '5',
+  })
+  t.equal(saved.status, 303)
+  t.equal(saved.headers.get('location'), '/dashboard/keys?done=limited')
+  t.same(await limitsOf(), { rate_limit: null, monthly_completions: 5 })
+  const page = (await owner.get('/dashboard/keys?done=limited')).text
+  t.match(page, 'limits were saved')
+  t.match(rowOf(page), '2 / 5')
+  t.notMatch(rowOf(page), 'a minute')
+  await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, {
+    rate_limit: 'none',
+    monthly_completions: '',
+  })
+  t.same(await limitsOf(), { rate_limit: null, monthly_completions: null })
+  t.match(rowOf((await owner.get('/dashboard/keys')).text), '2 <small>(no cap)</small>')
+})
+
+t.test('bad input: an HTML page saying what is wrong, never a 500, and nothing changes', async (t) => {
+  await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, {
+    rate_limit: '7',
+    monthly_completions: '9',
+  })
+  for (const [form, message] of [
+    [{ rate_limit: 'fast', monthly_completions: '' }, 'Rate limit'],
+    [{ rate_limit: '0', monthly_completions: '' }, 'at least 1'],
+    [{ rate_limit: '-5', monthly_completions: '' }, 'Rate limit'],
+    [{ rate_limit: '', monthly_completions: '1.5' }, 'Monthly completions cap'],
+    [{ rate_limit: '', monthly_completions: '99999999999' }, 'Monthly completions cap'],
+    [{ rate_limit: '', monthly_completions: '<script>' }, 'Monthly completions cap'],
+  ] as const) {
+    const r = await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, form)
+    t.equal(r.status, 400, JSON.stringify(form))
+    t.match(r.headers.get('content-type'), /^text\/html/)
+    t.match(r.text, message)
+    t.notMatch(r.text, '<script>')
+  }
+  const gone = await owner.submit('/dashboard/keys', '/dashboard/keys/AAAAAAAAAAAA/limits', { rate_limit: '3' })
+  t.equal(gone.status, 404)
+  t.match(gone.headers.get('content-type'), /^text\/html/)
+  t.same(await limitsOf(), { rate_limit: 7, monthly_completions: 9 }, 'nothing changed')
+})
+
+t.test("members cannot change limits; another account's key is not found", async (t) => {
+  const page = (
+    await owner.submit('/dashboard/team', '/dashboard/team', { email: 'limits-member@example.com', role: 'member' })
+  ).text
+  const link = /<code id="new-link">([^<]+)<\/code>/.exec(page)?.[1] ?? ''
+  const member = await signInWithLink(server.url, link)
+  t.notMatch((await member.get('/dashboard/keys')).text, '/limits"')
+  t.equal((await member.get(`/dashboard/keys/${prefix}/limits`)).status, 403)
+  const r = await member.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, { rate_limit: '1' })
+  t.equal(r.status, 403)
+  const other = await cli(['keys', 'create', '--email', 'limits-other@example.com'])
+  t.equal((await owner.get(`/dashboard/keys/${prefixOf(other.key)}/limits`)).status, 404)
+  t.same(await limitsOf(), { rate_limit: 7, monthly_completions: 9 })
+})
