@@ -1,6 +1,7 @@
 import type postgres from 'postgres'
 import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
+import { carryKeyUsage } from '../quota/key-counts.js'
 import { type KeyLimits, limitValues } from './key-limits.js'
 import { generateKey } from './keys.js'
 import { SCOPES, type Scope } from './scopes.js'
@@ -223,6 +224,7 @@ export async function rotateKey(
       origins: old.origins,
       limits: { rateLimit: old.rate_limit, monthlyCompletions: old.monthly_completions },
     })
+    await carryKeyUsage(tx, prefix, created.prefix)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys
       set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), rotated_at = now(),

@@ -23,3 +23,10 @@ export async function seedKeyUsage(tx: postgres.TransactionSql, prefix: string, 
     from month
     on conflict (prefix, month) do update set used = greatest(q.used, excluded.used)`
 }
+
+// A rotated key's new prefix takes over what the old one spent (every month it has a count for), so that a rotation
+// never hands out a fresh cap.
+export async function carryKeyUsage(tx: postgres.TransactionSql, from: string, to: string) {
+  await tx`insert into quota_key_usage (prefix, month, used) select ${to}, month, used from quota_key_usage
+           where prefix = ${from} on conflict do nothing`
+}

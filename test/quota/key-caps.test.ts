@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { rotateKey } from '../../src/accounts/accounts.js'
 import { setKeyLimits } from '../../src/accounts/key-limits.js'
 import { prefixOf } from '../../src/accounts/keys.js'
 import { run } from '../../src/cli/cli.js'
@@ -143,7 +144,12 @@ t.test("a cap set later counts the month's answers so far; lifting it lets the k
   const over = await post(fresh.url, key)
   t.equal(over.status, 429)
   t.match(((await over.json()) as any).error.details, { limit: 4, used: 4 })
-  t.match(await setKeyLimits(s.db.sql, prefix, { monthlyCompletions: null }), { ok: true })
+  const rotated = await rotateKey(s.db.sql, prefix, 0)
+  const next = await startTestServer(t, env, { dbEnv })
+  const again = await post(next.url, rotated!.key)
+  t.equal(again.status, 429, 'a rotated key carries what the old one spent')
+  t.match(((await again.json()) as any).error.details, { limit: 4, used: 4 })
+  t.match(await setKeyLimits(s.db.sql, rotated!.prefix, { monthlyCompletions: null }), { ok: true })
   const third = await startTestServer(t, env, { dbEnv })
-  t.equal((await post(third.url, key)).status, 200, 'no cap: the plan only')
+  t.equal((await post(third.url, rotated!.key)).status, 200, 'no cap: the plan only')
 })
