@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { SessionUser } from '../accounts/sessions.js'
 import type { Actor } from '../audit/record.js'
+import { clientAddress } from '../http/client-address.js'
 import type { Config } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
 import type { Html } from './html.js'
@@ -39,7 +40,7 @@ export interface Page {
 export const see = (location: string) => ({ redirect: location })
 
 // The client's address (the socket's peer: the proxy's, behind one), for the audit log.
-export const addressOf = (ctx: PageCtx) => ctx.req.socket.remoteAddress ?? null
+export const addressOf = (ctx: PageCtx) => clientAddress(ctx.req) || null
 
 // The signed-in user, as the audit log names who made a change.
 export const actorOf = (ctx: PageCtx): Actor => ({ kind: 'user', email: ctx.user.email, address: addressOf(ctx) })

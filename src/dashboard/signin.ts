@@ -3,6 +3,7 @@ import { createSession, endSession } from '../accounts/sessions.js'
 import { createSigninLink, linkIsValid, redeemLink } from '../accounts/signin-links.js'
 import { signinFailed, userByEmail, userByPassword } from '../accounts/users.js'
 import type { SlidingWindow } from '../limits/limits.js'
+import { clientAddress } from '../http/client-address.js'
 import { ApiError } from '../http/errors.js'
 import { mailIsOn } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
@@ -77,7 +78,7 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
   const tooMany = () => new ApiError('rate_limited', 'Too many sign-in attempts; wait a few minutes and try again.')
   const mail = mailIsOn(deps.config)
   const limit = (ctx: PageCtx, email: string) => {
-    if (!attempts.address.hit(ctx.req.socket.remoteAddress ?? '').ok) throw tooMany()
+    if (!attempts.address.hit(clientAddress(ctx.req)).ok) throw tooMany()
     if (!attempts.email.hit(email.toLowerCase()).ok) throw tooMany()
   }
   return [

@@ -3,6 +3,7 @@ import type { KeyStore, Principal } from '../accounts/auth.js'
 import type { Scope } from '../accounts/scopes.js'
 import type { RateLimiter, Verdict } from '../limits/limits.js'
 import type { Metrics } from '../ops/metrics.js'
+import { clientAddress } from './client-address.js'
 import { ApiError } from './errors.js'
 import { authorizationOf } from './io.js'
 
@@ -45,7 +46,7 @@ export function createAuthenticator(deps: AuthenticateDeps) {
   }
 
   async function verify(req: IncomingMessage, authorization: string | undefined): Promise<Principal> {
-    const address = req.socket.remoteAddress ?? ''
+    const address = clientAddress(req)
     const checked = deps.authFailures.check(address)
     const blocked = checked instanceof Promise ? await checked : checked
     if (!blocked.ok) {

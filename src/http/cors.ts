@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Principal } from '../accounts/auth.js'
 import type { SlidingWindow } from '../limits/limits.js'
+import { clientAddress } from './client-address.js'
 import { ApiError } from './errors.js'
 
 // CORS for the routes a web page's own script may call (a route's `cors`: POST /leads) with a browser-safe lead key,
@@ -52,7 +53,7 @@ export function admitOrigin(req: IncomingMessage, p: Principal, headers: string[
   if (origin !== undefined)
     headers.push('access-control-allow-origin', origin, 'access-control-expose-headers', EXPOSE_HEADERS)
   if (!p.origins || !addresses) return
-  const v = addresses.hit(`${p.prefix} ${req.socket.remoteAddress ?? ''}`)
+  const v = addresses.hit(`${p.prefix} ${clientAddress(req)}`)
   if (!v.ok)
     throw new ApiError(
       'rate_limited',

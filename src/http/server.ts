@@ -9,6 +9,7 @@ import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/metrics.js'
 import { isDatabaseDown } from '../storage/database-down.js'
 import { createAuthenticator } from './authenticate.js'
+import { forwardedAddress } from './client-address.js'
 import { type AddressLimiter, admitOrigin, type BrowserOrigins, preflight } from './cors.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
@@ -140,6 +141,7 @@ export function createHttpServer(deps: HttpServerDeps) {
   const observe = requestObserver(log, deps.metrics)
   const trace = requestSpans(deps.tracer)
   const authenticate = createAuthenticator(deps)
+  const resolveAddress = config.STUDIO_TRUSTED_PROXIES && forwardedAddress(config.STUDIO_TRUSTED_PROXIES)
 
   // The route for the request; null when the request is answered already (OPTIONS).
   function routeOf(req: IncomingMessage, path: string, res: ServerResponse, headers: string[]): Routed | null {
@@ -165,6 +167,7 @@ export function createHttpServer(deps: HttpServerDeps) {
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now()
     if (!server.listening) res.shouldKeepAlive = false
+    resolveAddress?.(req)
     const id = requestIdOf(req)
     const headers = ['x-request-id', id, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff']
     // Every field from the start, so that all exchanges share one shape.

@@ -3,6 +3,7 @@ import * as v from 'valibot'
 import { missingUpstream, upstreamList } from './upstream-list.js'
 import { otlpHeaders } from './otlp-headers.js'
 import { backupConflict, backupSettings } from './backup-settings.js'
+import { trustedProxies } from './trusted-proxies.js'
 
 const int = (min: number, max: number) =>
   v.pipe(
@@ -102,6 +103,7 @@ export const settings = {
     doc: 'requests per key in any rolling 60 s window',
   },
   STUDIO_LEAD_KEY_ADDRESS_LIMIT: { schema: int(1, 1e6), default: '10', doc: 'lead key requests per address per 60 s' },
+  STUDIO_TRUSTED_PROXIES: { schema: trustedProxies, doc: 'reverse proxies whose X-Forwarded-For is believed' },
   STUDIO_AUTH_FAIL_LIMIT: {
     schema: int(1, 1_000_000),
     default: '30',
