@@ -158,6 +158,14 @@ peak('POST /leads')
 
 // ---- completions vs the fake upstream called directly
 const completion = JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 64 })
+const post = (u, extra = {}) => ({
+  url: u,
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: completion,
+  connections: 20,
+  ...extra,
+})
 const added = {}
 for (const c of [20, 200]) {
   log(`completions at ${c} connections…`)
@@ -165,38 +173,9 @@ for (const c of [20, 200]) {
   const straight = []
   const relayed = []
   for (let i = 0; i < ROUNDS; i++) {
-    via.push(
-      withCpu(studio, () =>
-        load({
-          url: `${url}/api/v1/ai/completions`,
-          method: 'POST',
-          keys,
-          headers: { 'content-type': 'application/json' },
-          body: completion,
-          connections: c,
-        })
-      )
-    )
-    straight.push(
-      load({
-        url: `${fakeUrl}/v1/messages`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: completion,
-        connections: c,
-      })
-    )
-    relayed.push(
-      withCpu(proxy, () =>
-        load({
-          url: `${proxyUrl}/v1/messages`,
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: completion,
-          connections: c,
-        })
-      )
-    )
+    via.push(withCpu(studio, () => load(post(`${url}/api/v1/ai/completions`, { keys, connections: c }))))
+    straight.push(load(post(`${fakeUrl}/v1/messages`, { connections: c })))
+    relayed.push(withCpu(proxy, () => load(post(`${proxyUrl}/v1/messages`, { connections: c }))))
   }
   steady(`completions c=${c} studio`, via)
   steady(`completions c=${c} relay`, relayed)
@@ -244,14 +223,6 @@ for (const c of [20, 200]) {
 // the bare relay's overhead in the same rounds.
 log('completions, one busy key, c=20…')
 const busy = { via: [], straight: [], relayed: [] }
-const post = (u, extra = {}) => ({
-  url: u,
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: completion,
-  connections: 20,
-  ...extra,
-})
 for (let i = 0; i < ROUNDS; i++) {
   busy.via.push(withCpu(studio, () => load(post(`${url}/api/v1/ai/completions`, { keys: [key] }))))
   busy.straight.push(load(post(`${fakeUrl}/v1/messages`)))
