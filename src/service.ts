@@ -150,7 +150,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const metrics = opts.metrics ?? createMetrics()
   const [quota, tracer] = await Promise.all([openQuota(db, config, log, clock, metrics), openTracer(config, log)])
   const ticker = setInterval(quota.tick, QUOTA_TICK_MS).unref()
+  // A plan or a key's own cap changed: what this process holds ahead under the old one is given back.
   keys.onAccountChange(quota.drop)
+  keys.onKeysChange((prefixes) => prefixes.forEach(quota.drop))
   const limits = await openLimiters(config, { log, metrics, clock })
   poolGauge(metrics, db)
   // Links in mails and on the dashboard start with STUDIO_PUBLIC_URL, else with the listener's URL once it listens.

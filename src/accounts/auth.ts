@@ -83,8 +83,9 @@ export interface KeyStore {
   // Only from the cache, never the database: the principal of a key already verified, else null.
   cached(header: string | undefined): Principal | null
   onAccountChange(fn: (accountId: string) => void): void
-  // Called at each poll that sees api_keys rows changed lately (any process's change; a change is seen by a few polls).
-  onKeysChange(fn: () => void): void
+  // Called at each poll that sees api_keys rows changed lately (any process's change; a change is seen by a few polls),
+  // with their prefixes.
+  onKeysChange(fn: (prefixes: string[]) => void): void
   refresh(): Promise<void>
   flushUsage(): Promise<void>
   close(): Promise<void>
@@ -102,7 +103,7 @@ export function createKeyStore(
   const cache = new Map<string, CachedKey | null>()
   let since: Date | null = null
   const accountListeners: ((accountId: string) => void)[] = []
-  const keyListeners: (() => void)[] = []
+  const keyListeners: ((prefixes: string[]) => void)[] = []
   let polling: Promise<void> | null = null
 
   async function load(prefix: string): Promise<CachedKey | null> {
@@ -129,7 +130,10 @@ export function createKeyStore(
         : []
     since = new Date(now.getTime() - 5000)
     for (const a of accounts) accountListeners.forEach((fn) => fn(a.id))
-    if (rows.length) keyListeners.forEach((fn) => fn())
+    if (rows.length) {
+      const prefixes = rows.map((r) => r.prefix)
+      keyListeners.forEach((fn) => fn(prefixes))
+    }
     for (const r of rows) {
       const entry = cache.get(r.prefix)
       if (entry === undefined || (entry && entry.updatedAt === r.updated_at.getTime())) continue
