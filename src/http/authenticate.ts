@@ -4,6 +4,7 @@ import type { Scope } from '../accounts/scopes.js'
 import type { RateLimiter, Verdict } from '../limits/limits.js'
 import type { Metrics } from '../ops/metrics.js'
 import { clientAddress } from './client-address.js'
+import { type AddressLimiter, admitOrigin } from './cors.js'
 import { ApiError } from './errors.js'
 import { authorizationOf } from './io.js'
 
@@ -12,6 +13,14 @@ export interface AuthenticateDeps {
   limiter: RateLimiter
   authFailures: RateLimiter
   metrics?: Metrics
+  // Requests per lead key and client address, for the routes a web page may call (cors.ts).
+  leadAddresses?: AddressLimiter
+}
+
+// What the key step needs of the route: the scope it takes, and whether a web page's script may call it (cors.ts).
+interface KeyStep {
+  scope?: Scope
+  cors?: boolean
 }
 
 const rateLimited = (message: string, v: Verdict) =>
@@ -38,9 +47,11 @@ export function createAuthenticator(deps: AuthenticateDeps) {
     return principal
   }
 
-  // A key without the route's scope is refused before its request is counted: it spends nothing.
-  function limit(principal: Principal, headers: string[], scope: Scope | undefined): Principal | Promise<Principal> {
-    if (scope && !principal.scopes.includes(scope)) throw forbidden(scope)
+  // A key without the route's scope, or refused by the route's origin and address checks, is refused before its
+  // request is counted: it spends nothing.
+  function limit(req: IncomingMessage, principal: Principal, headers: string[], route: KeyStep) {
+    if (route.scope && !principal.scopes.includes(route.scope)) throw forbidden(route.scope)
+    if (route.cors) admitOrigin(req, principal, deps.leadAddresses)
     const hit = deps.limiter.hit(principal.prefix, principal.rateLimit ?? undefined)
     return hit instanceof Promise ? hit.then((v) => admit(principal, v, headers)) : admit(principal, hit, headers)
   }
@@ -65,13 +76,17 @@ export function createAuthenticator(deps: AuthenticateDeps) {
     }
   }
 
-  return function authenticate(req: IncomingMessage, headers: string[], scope?: Scope): Principal | Promise<Principal> {
+  return function authenticate(
+    req: IncomingMessage,
+    headers: string[],
+    route: KeyStep
+  ): Principal | Promise<Principal> {
     const authorization = authorizationOf(req)
     // A key this process has already verified is served whatever the failed-auth window of the address says: the
     // block stops guessing, and clients sharing the address (behind a proxy, a NAT) are not locked out by one of
     // them. So the window is read only for keys not known here (with a shared limiter, one round trip saved).
     const principal = deps.keys.cached(authorization)
-    if (!principal) return verify(req, authorization).then((p) => limit(p, headers, scope))
-    return limit(principal, headers, scope)
+    if (!principal) return verify(req, authorization).then((p) => limit(req, p, headers, route))
+    return limit(req, principal, headers, route)
   }
 }

@@ -39,19 +39,25 @@ export function preflight(req: IncomingMessage, res: ServerResponse, headers: st
 // Requests per lead key and client address (limits/: an in-memory sliding window).
 export type AddressLimiter = Pick<SlidingWindow, 'hit'>
 
-// The request itself, its key known: without Origin (a server, curl) it is served as from any key; with one, only if
-// the key names that origin (403 `forbidden` otherwise: a key with other scopes names none), and then its answer,
-// error or not, lets the page read it. A lead key (one with origins) is public, so its requests are also limited per
-// client address (429 `rate_limited`), with Origin or without.
-export function admitOrigin(req: IncomingMessage, p: Principal, headers: string[], addresses?: AddressLimiter) {
+// The request itself, before its key is looked at: from an Origin some key allows, its answer, error or not (a wrong
+// key, a rate limit), lets the page read it.
+export function corsHeaders(req: IncomingMessage, headers: string[], origins?: BrowserOrigins) {
   headers.push('vary', 'Origin')
+  const origin = req.headers.origin
+  if (origin !== undefined && origins?.allows(origin))
+    headers.push('access-control-allow-origin', origin, 'access-control-expose-headers', EXPOSE_HEADERS)
+}
+
+// Its key known, in the key step before the key's rate limit counts it (http/authenticate.ts): without Origin (a
+// server, curl) it is served as from any key; with one, only if the key names that origin (403 `forbidden` otherwise:
+// a key with other scopes names none). A lead key (one with origins) is public, so its requests are also limited per
+// client address (429 `rate_limited`), with Origin or without. A request refused here spends nothing of the key's.
+export function admitOrigin(req: IncomingMessage, p: Principal, addresses?: AddressLimiter) {
   const origin = req.headers.origin
   if (origin !== undefined && !p.origins?.includes(origin)) {
     const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin
     throw new ApiError('forbidden', `This key may not be used from web pages of ${shown}`, { origin: shown })
   }
-  if (origin !== undefined)
-    headers.push('access-control-allow-origin', origin, 'access-control-expose-headers', EXPOSE_HEADERS)
   if (!p.origins || !addresses) return
   const v = addresses.hit(`${p.prefix} ${clientAddress(req)}`)
   if (!v.ok)

@@ -10,7 +10,7 @@ import type { Metrics } from '../ops/metrics.js'
 import { isDatabaseDown } from '../storage/database-down.js'
 import { createAuthenticator } from './authenticate.js'
 import { forwardedAddress } from './client-address.js'
-import { type AddressLimiter, admitOrigin, type BrowserOrigins, preflight } from './cors.js'
+import { type AddressLimiter, type BrowserOrigins, corsHeaders, preflight } from './cors.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
 import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
 import { requestObserver } from './observe.js'
@@ -197,10 +197,10 @@ export function createHttpServer(deps: HttpServerDeps) {
       if (!routed) return
       const r = routed.route
       exchange.route = r.path
+      if (r.cors) corsHeaders(req, headers, deps.origins)
       if (routed.key) {
-        const principal = authenticate(req, headers, r.scope)
+        const principal = authenticate(req, headers, r)
         exchange.principal = principal instanceof Promise ? await principal : principal
-        if (r.cors) admitOrigin(req, exchange.principal, headers, deps.leadAddresses)
       }
       if (r.body) {
         const json = await readJson(req, config.STUDIO_BODY_LIMIT)

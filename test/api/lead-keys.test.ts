@@ -127,6 +127,16 @@ t.test('a lead key: at most STUDIO_LEAD_KEY_ADDRESS_LIMIT (10) a minute per clie
     if ((await post(fullKey)).status !== 201) t.fail('a key without origins is not limited so')
 })
 
+t.test('from an origin some key allows, a refusal before the key is known can be read by the page too', async (t) => {
+  const res = await post('studio_AAAAAAAAAAAA_notakeynotakeynotakeynotakey', SITE)
+  t.equal(res.status, 401)
+  t.equal(res.headers.get('access-control-allow-origin'), SITE)
+  t.equal(res.headers.get('vary'), 'Origin')
+  const stranger = await post('studio_AAAAAAAAAAAA_notakeynotakeynotakeynotakey', OTHER)
+  t.equal(stranger.status, 401)
+  t.equal(stranger.headers.get('access-control-allow-origin'), null, 'an origin no key allows reads nothing')
+})
+
 t.test('a key with other scopes names no origin: any Origin is refused, nothing stored', async (t) => {
   const before = await leads()
   const res = await post(fullKey, SITE)

@@ -51,6 +51,19 @@ t.test('behind a trusted proxy, each forwarded client has its own count', async 
   t.equal((await post(behindProxy, key, '203.0.113.3, 127.0.0.1')).status, 429, 'and its third')
 })
 
+t.test("a request the per-address limit refuses spends nothing of the key's own rate limit", async (t) => {
+  const input = { scopes: ['leads:write' as const], origins: [SITE], limits: { rateLimit: 3 } }
+  const { key } = await createKey(behindProxy.db.sql, input, undefined, cli)
+  issuedKeys.push(key)
+  await eventually(async () => (await post(behindProxy, key, '192.0.2.1')).status === 201, { what: 'the key known' })
+  t.equal((await post(behindProxy, key, '192.0.2.1')).status, 201)
+  for (let i = 0; i < 3; i++) t.equal((await post(behindProxy, key, '192.0.2.1')).status, 429, 'over the address limit')
+  t.equal((await post(behindProxy, key, '192.0.2.2')).status, 201, "the key's third request in its minute")
+  const over = await post(behindProxy, key, '192.0.2.3')
+  t.equal(over.status, 429, "the fourth: the key's own limit")
+  t.match(await over.json(), { error: { message: /with this key$/ } })
+})
+
 t.test('without trusted proxies, X-Forwarded-For is not believed', async (t) => {
   const key = await leadKey()
   await known(direct, key)
