@@ -131,7 +131,8 @@ export const enableEndpoint = (sql: Sql, id: string, actor?: Actor) =>
     (tx) => tx<Changed[]>`
       with old as (${lockedState(tx, id)}),
       stray as (
-        update webhook_deliveries set state = 'cancelled' where endpoint_id = ${id} and state = 'pending'
+        update webhook_deliveries set state = 'cancelled'
+        where endpoint_id in (select id from old where disabled_reason is not null) and state = 'pending'
       )
       update webhook_endpoints w set disabled_reason = null, failing_since = null from old where w.id = old.id
       returning w.account_id, old.disabled_reason`,

@@ -102,6 +102,10 @@ t.test(
     t.ok(await enableEndpoint(sql, id))
     t.equal(await pending(), 0, 'enabling cancels it: the endpoint gets what is made from then on')
     t.same(await claimDue(sql, new Date(Date.now() + 1000), 1000, 10), [], 'nothing to deliver')
+    await recordEvent(sql, accountId, keyEvent(), new Date())
+    t.ok(await enableEndpoint(sql, id), 'enabling an endpoint that is enabled already')
+    t.equal(await pending(), 1, 'leaves its live deliveries alone')
+    await sql`update webhook_deliveries set state = 'cancelled' where endpoint_id = ${id}`
     await race()
     t.ok((await prune(sql, new Date())) >= 1)
     t.equal(await pending(), 0, 'left disabled, prune cancels it')
