@@ -61,7 +61,7 @@ export function startBackups(
     const file = join(dir, nameOf(at))
     try {
       const text = await backup!()
-      await writeAtomically(file, async (temporary) => writeFileSync(temporary, text, { mode: 0o600 }))
+      await writeAtomically(file, async (temporary) => writeFileSync(temporary, text))
       last = at
       const old = names().slice(0, -config.STUDIO_BACKUP_KEEP)
       for (const n of old) rmSync(join(dir, n), { force: true })

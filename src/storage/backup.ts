@@ -15,10 +15,12 @@ const PG_DUMP_MISSING =
   'pg_dump is not installed: install PostgreSQL client tools of the same or a newer major version than the ' +
   'server (Debian, Ubuntu: apt-get install postgresql-client; macOS: brew install libpq), then run this again'
 
-// Writes `file` whole or not at all: `write` fills the temporary path given.
+// Writes `file` whole or not at all: `write` fills the temporary path given, made beforehand readable by its owner
+// only (a backup holds key hashes and webhook secrets; pg_dump would create it world-readable).
 export async function writeAtomically(file: string, write: (temporary: string) => Promise<void>) {
   const temporary = join(dirname(resolve(file)), `.${Date.now()}-${process.pid}.backup.tmp`)
   try {
+    writeFileSync(temporary, '', { mode: 0o600, flag: 'wx' })
     await write(temporary)
     renameSync(temporary, file)
   } finally {
@@ -61,6 +63,6 @@ export async function backup(config: Pick<Config, 'DATABASE_URL' | 'STUDIO_DATA_
   const url = config.DATABASE_URL
   await writeAtomically(file, async (temporary) => {
     if (url) await pgDump(url, temporary)
-    else writeFileSync(temporary, await embeddedBackup(config.STUDIO_DATA_DIR), { mode: 0o600 })
+    else writeFileSync(temporary, await embeddedBackup(config.STUDIO_DATA_DIR))
   })
 }

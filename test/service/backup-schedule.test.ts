@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -38,6 +38,7 @@ t.test('a backup is due an interval after the newest one: at once here, and old 
   await eventually(() => files().includes(name(now)), { what: 'the scheduled backup', timeout: 60_000 })
   t.same(files(), [older[2], older[3], name(now), 'notes.txt'].sort(), 'the newest 3 kept, nothing else touched')
   t.match(readFileSync(join(dir, name(now)), 'utf8'), /^-- PostgreSQL database dump$/m)
+  t.equal(statSync(join(dir, name(now))).mode & 0o777, 0o600, 'readable by its owner only')
   t.equal(await lastBackup(), new Date(now).toISOString())
   t.equal(s.metric('studio_backup_last_success_timestamp_seconds'), now / 1000)
 })

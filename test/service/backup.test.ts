@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -95,6 +95,7 @@ const source = await contents(s.dbEnv)
 
 t.test('the backup is written while the server serves leads', async (t) => {
   t.same(taken, { code: 0, out: [`backup written to ${file}`], err: [], key: `backup written to ${file}` })
+  t.equal(statSync(file).mode & 0o777, 0o600, 'readable by its owner only: it holds key hashes and webhook secrets')
   t.comment(`lead POSTs by status: ${JSON.stringify(Object.fromEntries(statuses))}`)
   t.same(
     [...statuses.keys()].filter((status) => status !== 201 && status !== 503),
