@@ -187,8 +187,9 @@ export interface RotatedKey extends CreatedKey {
   now: Date
 }
 
-// A new key for the old key's account and user, with its scopes. The old key stays valid for `graceSeconds` more
-// (0: not at all); updated_at moves so that every running server drops its cached copy within a poll.
+// A new key for the old key's account and user, with its scopes and limits. The old key stays valid for
+// `graceSeconds` more (0: not at all) and counts its completions as the new one (one cap between them, sql/027);
+// updated_at moves so that every running server drops its cached copy within a poll.
 export async function rotateKey(
   sql: Sql,
   prefix: string,
@@ -228,8 +229,10 @@ export async function rotateKey(
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys
       set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), rotated_at = now(),
-        updated_at = clock_timestamp()
+        counts_as = ${created.prefix}, updated_at = clock_timestamp()
       where prefix = ${prefix} returning expires_at, now() as now`
+    await tx`update api_keys set counts_as = ${created.prefix}, updated_at = clock_timestamp()
+             where counts_as = ${prefix}`
     await onChange(tx, {
       type: 'key.rotated',
       accountId: old.account_id,

@@ -16,6 +16,8 @@ export interface Principal {
   // The key's own limits (key-limits.ts; null: none): requests in any 60 s, completions a month.
   rateLimit: number | null
   monthlyCompletions: number | null
+  // The key whose monthly cap this key's completions count toward: itself, or the key that replaced it by rotation.
+  countsAs: string
 }
 
 interface KeyRow {
@@ -27,6 +29,7 @@ interface KeyRow {
   origins: string[] | null
   rate_limit: number | null
   monthly_completions: number | null
+  counts_as: string | null
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -67,6 +70,7 @@ const toCached = (r: KeyRow): CachedKey => ({
     origins: r.origins,
     rateLimit: r.rate_limit,
     monthlyCompletions: r.monthly_completions,
+    countsAs: r.counts_as ?? r.prefix,
   },
   hash: r.secret_sha256,
   verified: null,
@@ -109,7 +113,7 @@ export function createKeyStore(
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
       select prefix, secret_sha256, account_id, user_id, scopes, origins, rate_limit, monthly_completions,
-             expires_at, revoked_at, updated_at
+             counts_as, expires_at, revoked_at, updated_at
       from api_keys where prefix = ${prefix}`
     const entry = row ? toCached(row) : null
     if (cache.size >= MAX_CACHED) cache.clear()

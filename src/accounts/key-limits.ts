@@ -31,9 +31,10 @@ export type Limited = { ok: true; accountId: string; before: KeyLimits; after: K
 
 export const limitValues = (l: KeyLimits) => ({ rate_limit: l.rateLimit, monthly_completions: l.monthlyCompletions })
 
-// Sets the limits of the key `prefix` that `change` names (the others stay); `accountId`, when given, limits the
-// change to that account's keys (the dashboard's). updated_at moves so that every server drops its cached copy of the
-// key within a poll. A change is one entry in the audit log, with `actor`; setting nothing new records nothing.
+// Sets the limits of the key `prefix` that `change` names (the others stay), and of the rotated keys that count as it
+// (sql/027); `accountId`, when given, limits the change to that account's keys (the dashboard's). updated_at moves so
+// that every server drops its cached copy of the key within a poll. A change is one entry in the audit log, with
+// `actor`; setting nothing new records nothing.
 export function setKeyLimits(
   sql: Sql,
   prefix: string,
@@ -57,7 +58,7 @@ export function setKeyLimits(
     await tx`
       update api_keys set rate_limit = ${after.rateLimit}, monthly_completions = ${after.monthlyCompletions},
         updated_at = clock_timestamp()
-      where prefix = ${prefix}`
+      where prefix = ${prefix} or counts_as = ${prefix}`
     if (before.monthlyCompletions === null && after.monthlyCompletions !== null)
       await seedKeyUsage(tx, prefix, row.account_id)
     const entry = { before: limitValues(before), after: limitValues(after) }

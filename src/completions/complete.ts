@@ -72,7 +72,7 @@ export function completeWith(deps: CompletionsDeps) {
     const onClose = () => res.writableFinished || cancel()
     // `on`, not `once` (no wrapper per call): a response closes once; the listener is taken off when the call ends.
     res.on('close', onClose)
-    const capped = principal.monthlyCompletions === null ? undefined : principal.prefix
+    const capped = principal.monthlyCompletions === null ? undefined : principal.countsAs
     const ticket = quota.ticket(principal.accountId, cancel, capped)
     try {
       if (!ticket.overlapped) await ticket.committed()

@@ -11,14 +11,16 @@ export async function keyUsage(sql: Sql, prefixes: readonly string[], month: str
 }
 
 // A cap set on a key that had none: what the key was answered this month while it was uncounted (its completions
-// recorded so far) counts toward the cap, so that setting a cap never hands out a fresh month.
+// recorded so far, the keys it replaced by rotation included) counts toward the cap, so that setting a cap never hands
+// out a fresh month.
 export async function seedKeyUsage(tx: postgres.TransactionSql, prefix: string, accountId: string) {
   await tx`
     with month as (select date_trunc('month', now() at time zone 'UTC')::date as start)
     insert into quota_key_usage as q (prefix, month, used)
     select ${prefix}, month.start,
       (select count(*)::int from completions c
-       where c.account_id = ${accountId} and c.key_prefix = ${prefix} and c.outcome = 'ok'
+       where c.account_id = ${accountId} and c.outcome = 'ok'
+         and c.key_prefix in (select k.prefix from api_keys k where k.prefix = ${prefix} or k.counts_as = ${prefix})
          and c.created_at >= month.start::timestamp at time zone 'UTC')
     from month
     on conflict (prefix, month) do update set used = greatest(q.used, excluded.used)`

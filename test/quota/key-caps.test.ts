@@ -153,3 +153,35 @@ t.test("a cap set later counts the month's answers so far; lifting it lets the k
   const third = await startTestServer(t, env, { dbEnv })
   t.equal((await post(third.url, rotated!.key)).status, 200, 'no cap: the plan only')
 })
+
+t.test('while a rotated key is in its grace period, the old and the new key share one count', async (t) => {
+  const upstream = await fakeUpstream(t, json(200, anthropicMessage()))
+  const env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url }
+  const s = await startTestServer(t, env, { dbEnv })
+  const first = await s.key({ email: email(), limits: { monthlyCompletions: 4 } })
+  for (let i = 0; i < 2; i++) t.equal((await post(s.url, first)).status, 200)
+  const second = await rotateKey(s.db.sql, prefixOf(first), 3600)
+  const third = await rotateKey(s.db.sql, second!.prefix, 3600)
+  // A process that starts now has cached none of the three keys.
+  const fresh = await startTestServer(t, env, { dbEnv })
+  const keys = [first, second!.key, third!.key]
+  const results = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      post(fresh.url, keys[i % 3]).then(async (r) => ({ status: r.status, text: await r.text() }))
+    )
+  )
+  t.same(
+    results.map((r) => r.status).sort(),
+    [200, 200, 429, 429, 429, 429],
+    'two more answers between the three keys, not two for each'
+  )
+  for (const r of results.filter((r) => r.status === 429))
+    t.match(JSON.parse(r.text).error, { code: 'key_quota_exceeded', details: { limit: 4, used: 4 } })
+  t.equal(upstream.seen.length, 4, 'the upstream saw four calls in all')
+  const rows = await s.db
+    .sql`select prefix, counts_as from api_keys where prefix = any(${[prefixOf(first), second!.prefix]})`
+  t.ok(
+    rows.every((r) => r.counts_as === third!.prefix),
+    'both older keys count as the newest'
+  )
+})
