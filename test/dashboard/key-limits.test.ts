@@ -103,10 +103,18 @@ t.test("members cannot change limits; another account's key is not found", async
   ).text
   const link = /<code id="new-link">([^<]+)<\/code>/.exec(page)?.[1] ?? ''
   const member = await signInWithLink(server.url, link)
-  t.notMatch((await member.get('/dashboard/keys')).text, '/limits"')
-  t.equal((await member.get(`/dashboard/keys/${prefix}/limits`)).status, 403)
-  const r = await member.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, { rate_limit: '1' })
-  t.equal(r.status, 403)
+  // A key of the member's own, so that their list has a row whose Limits link could show.
+  const created = (await member.submit('/dashboard/keys', '/dashboard/keys', { name: 'member key' })).text
+  const own = prefixOf(/<code id="new-key">([^<]+)<\/code>/.exec(created)?.[1] ?? '')
+  const list = (await member.get('/dashboard/keys')).text
+  t.match(list, `<code>${own}</code>`)
+  t.notMatch(list, '/limits"')
+  for (const target of [own, prefix]) {
+    t.equal((await member.get(`/dashboard/keys/${target}/limits`)).status, 403)
+    const r = await member.submit('/dashboard/keys', `/dashboard/keys/${target}/limits`, { rate_limit: '1' })
+    t.equal(r.status, 403)
+  }
+  t.same((await sql`select rate_limit from api_keys where prefix = ${own}`)[0], { rate_limit: null })
   const other = await cli(['keys', 'create', '--email', 'limits-other@example.com'])
   t.equal((await owner.get(`/dashboard/keys/${prefixOf(other.key)}/limits`)).status, 404)
   t.same(await limitsOf(), { rate_limit: 7, monthly_completions: 9 })
