@@ -9,6 +9,7 @@ import { accountPages } from './account.js'
 import { auditPages } from './audit.js'
 import { html, Html } from './html.js'
 import { bare, canManage } from './layout.js'
+import { keyLimitPages } from './key-limits.js'
 import { keysPages } from './keys.js'
 import { leadsPages } from './leads.js'
 import type { DashboardDeps, Outcome, Page, PageCtx } from './page.js'
@@ -56,6 +57,7 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
   const pages: Page[] = [
     ...signinPages(deps, attempts),
     ...keysPages(deps),
+    ...keyLimitPages(deps),
     ...leadsPages(deps),
     ...usagePages(deps),
     ...webhooksPages(deps),

@@ -1,9 +1,10 @@
-import { type KeyListing, listKeys } from '../accounts/accounts.js'
+import type { KeyListing } from '../accounts/accounts.js'
 import { type KeyLimits, LIMIT_MIN, parseLimit, setKeyLimits } from '../accounts/key-limits.js'
 import { ApiError } from '../http/errors.js'
 import { html } from './html.js'
+import { ownKey } from './keys.js'
 import { csrfField, page, type Viewer } from './layout.js'
-import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
+import { actorOf, see, type DashboardDeps, type Page } from './page.js'
 
 // A key's own limits on the dashboard (owners and admins): a page of the key's own with a plain form (no script), the
 // same function as `studio keys limit`. An empty field is no limit of the key's own: the account's applies.
@@ -26,14 +27,6 @@ function limitsOf(form: URLSearchParams): KeyLimits {
   return limits
 }
 
-async function keyOf(deps: DashboardDeps, ctx: PageCtx): Promise<KeyListing> {
-  const [key] = (await listKeys(deps.sql, { accountId: ctx.user.accountId })).filter(
-    (k) => k.prefix === ctx.params.prefix
-  )
-  if (!key) throw new ApiError('not_found', 'There is no such key in your account.')
-  return key
-}
-
 const limitsForm = (v: Viewer, k: KeyListing) =>
   page(
     v,
@@ -53,16 +46,21 @@ ${FIELDS.map(
 export function keyLimitPages(deps: DashboardDeps): Page[] {
   const path = '/dashboard/keys/:prefix/limits'
   return [
-    { method: 'GET', path, access: 'admin', handle: async (ctx) => limitsForm(ctx.user, await keyOf(deps, ctx)) },
+    {
+      method: 'GET',
+      path,
+      access: 'admin',
+      handle: async (ctx) => limitsForm(ctx.user, await ownKey(deps.sql, ctx.user, ctx.params.prefix)),
+    },
     {
       method: 'POST',
       path,
       access: 'admin',
       async handle(ctx) {
         const limits = limitsOf(ctx.form)
-        const k = await keyOf(deps, ctx)
-        const r = await setKeyLimits(deps.sql, k.prefix, limits, ctx.user.accountId, actorOf(ctx))
-        if (!r.ok) throw new ApiError('not_found', 'The key is gone.')
+        // Limited to the account's keys: another account's prefix is not found, as an unknown one.
+        const r = await setKeyLimits(deps.sql, ctx.params.prefix, limits, ctx.user.accountId, actorOf(ctx))
+        if (!r.ok) throw new ApiError('not_found', 'There is no such key in your account.')
         return see('/dashboard/keys?done=limited')
       },
     },

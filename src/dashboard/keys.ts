@@ -8,7 +8,6 @@ import { ApiError } from '../http/errors.js'
 import { keyUsage } from '../quota/key-counts.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
-import { keyLimitPages } from './key-limits.js'
 import { canManage, csrfField, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
@@ -29,7 +28,7 @@ const GRACES: [string, string][] = [
 const keysOf = (sql: Sql, u: SessionUser) =>
   listKeys(sql, { accountId: u.accountId, createdBy: canManage(u.role) ? undefined : u.userId })
 
-async function ownKey(sql: Sql, u: SessionUser, prefix: string): Promise<KeyListing> {
+export async function ownKey(sql: Sql, u: SessionUser, prefix: string): Promise<KeyListing> {
   const [row] = (await keysOf(sql, u)).filter((k) => k.prefix === prefix)
   if (!row) throw new ApiError('not_found', 'There is no such key in your account, or it is not yours to manage.')
   return row
@@ -198,7 +197,6 @@ export function keysPages(deps: DashboardDeps): Page[] {
         return see('/dashboard/keys?done=revoked')
       },
     },
-    ...keyLimitPages(deps),
   ]
 }
 

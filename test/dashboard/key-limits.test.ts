@@ -116,6 +116,9 @@ t.test("members cannot change limits; another account's key is not found", async
   }
   t.same((await sql`select rate_limit from api_keys where prefix = ${own}`)[0], { rate_limit: null })
   const other = await cli(['keys', 'create', '--email', 'limits-other@example.com'])
-  t.equal((await owner.get(`/dashboard/keys/${prefixOf(other.key)}/limits`)).status, 404)
+  const foreign = `/dashboard/keys/${prefixOf(other.key)}/limits`
+  t.equal((await owner.get(foreign)).status, 404)
+  t.equal((await owner.submit('/dashboard/keys', foreign, { rate_limit: '1' })).status, 404)
+  t.same((await sql`select rate_limit from api_keys where prefix = ${prefixOf(other.key)}`)[0], { rate_limit: null })
   t.same(await limitsOf(), { rate_limit: 7, monthly_completions: 9 })
 })
