@@ -5,7 +5,7 @@ import type { Sql } from '../storage/db.js'
 import { groupCommit } from '../storage/group-commit.js'
 import type { EventOf } from './catalogue.js'
 import { leadMailsOfEvents, queueLeadMails } from './mail-outbox.js'
-import { eventId, recordEvent, WAKE_CHANNEL } from './outbox.js'
+import { envelope, eventId, fanned, recordEvent, wakeColumn, wanting } from './outbox.js'
 
 export interface LeadOutbox {
   // Mail is on: each lead queues a mail per user of the account who wants one.
@@ -60,6 +60,12 @@ async function writeBatch(sql: Sql, leads: LeadToInsert[], { mail = false, wake 
   })
 }
 
+// A lead's lead.created event: the lead as stored (`createdAt` as the API answers it), without its honeypot field.
+function leadCreated({ id, owner, lead }: LeadToInsert, createdAt: string): EventOf<'lead.created'> {
+  const { website: _, ...fields } = lead
+  return { type: 'lead.created', data: { ...fields, id, createdAt, keyPrefix: owner.prefix } }
+}
+
 // The batch's one statement. Each event's body is made here, exactly as recordEvent makes it, with a token in place
 // of the lead's createdAt, which PostgreSQL replaces with the time it stores (the statement's; to the millisecond,
 // as the API answers it). The token is random, so no lead's text can hold it.
@@ -67,17 +73,10 @@ function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify:
   const token = randomBytes(12).toString('base64url')
   const evented = leads.filter((l) => !isSpam(l.lead))
   const ids = evented.map(() => eventId())
-  const bodies = evented.map(({ id, owner, lead }) => {
-    const { website: _, ...fields } = lead
-    const event: EventOf<'lead.created'> = {
-      type: 'lead.created',
-      data: { ...fields, id, createdAt: token, keyPrefix: owner.prefix },
-    }
-    return JSON.stringify({ type: event.type, timestamp: token, data: event.data })
-  })
+  const bodies = evented.map((l) => envelope(leadCreated(l, token), token))
   const mails = mail ? sql`, mailed as (${leadMailsOfEvents(sql)})` : sql``
   const counted = mail ? sql` + (select count(*)::int from mailed)` : sql``
-  const woken = notify ? sql`, (select pg_notify(${WAKE_CHANNEL}, '') from fanned limit 1)` : sql``
+  const woken = wakeColumn(sql, notify)
   return sql<{ id: string; created_at: Date; deliveries: number }[]>`
     with lead as (${insertLeads(sql, leads)}),
     event as (
@@ -89,12 +88,7 @@ function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify:
       join unnest(${evented.map((l) => l.id)}::uuid[], ${ids}::text[], ${bodies}::text[]) as e(lead_id, id, body)
         on e.lead_id = lead.id
       returning id, account_id, created_at
-    ), fanned as (
-      insert into webhook_deliveries (event_id, endpoint_id, next_at)
-      select event.id, w.id, event.created_at from event join webhook_endpoints w on w.account_id = event.account_id
-      where w.disabled_reason is null and (w.event_types is null or 'lead.created' = any(w.event_types))
-      returning 1
-    )${mails}
+    ), ${fanned(sql, wanting(sql, 'lead.created'))}${mails}
     select lead.id, lead.created_at, (select count(*)::int from fanned)${counted} as deliveries${woken} from lead`
 }
 
@@ -107,9 +101,7 @@ const storeOne =
     const { stored, deliveries } = await sql.begin(async (tx) => {
       const stored: StoredLead = await insertLead(tx, owner, lead, idempotencyKey)
       if (stored.replayed || isSpam(lead)) return { stored, deliveries: 0 }
-      const { website: _, ...fields } = lead
-      const data = { ...fields, id: stored.id, createdAt: stored.createdAt.toISOString(), keyPrefix: owner.prefix }
-      const event = { type: 'lead.created' as const, data }
+      const event = leadCreated({ id: stored.id, owner, lead }, stored.createdAt.toISOString())
       const recorded = await recordEvent(tx, owner.accountId, event, stored.createdAt, { notify })
       const mails = mail ? await queueLeadMails(tx, owner.accountId, recorded.id, stored.createdAt) : 0
       return { stored, deliveries: recorded.deliveries + mails }
