@@ -2,10 +2,11 @@ import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../a
 import { parseScopes, SCOPES, type Scope } from '../accounts/scopes.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import type { SessionUser } from '../accounts/sessions.js'
-import { usageByKey, usageMonth } from '../accounts/usage.js'
+import { usageByKey } from '../accounts/usage.js'
 import { recordKeyChanges } from '../events/key-events.js'
 import { ApiError } from '../http/errors.js'
 import { keyUsage } from '../quota/key-counts.js'
+import { monthOf } from '../quota/month.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
 import { canManage, csrfField, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
@@ -38,8 +39,7 @@ const options = (list: [string, string][]) => list.map(([v, label]) => html`<opt
 
 // Each key's completions this month: a capped key's units spent (its own count), another's answers recorded.
 async function usedThisMonth(deps: DashboardDeps, u: SessionUser, keys: KeyListing[]) {
-  const month = usageMonth((deps.clock ?? Date.now)())
-  if (!month) throw new Error('unreachable: the current month')
+  const month = monthOf((deps.clock ?? Date.now)())
   const capped = keys.filter((k) => k.monthly_completions !== null).map((k) => k.prefix)
   const [answered, counted] = await Promise.all([
     usageByKey(deps.sql, u.accountId, month),

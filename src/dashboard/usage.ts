@@ -8,7 +8,7 @@ import {
   usageByUpstream,
   usageMonth,
 } from '../accounts/usage.js'
-import type { Month } from '../quota/month.js'
+import { type Month, monthOf } from '../quota/month.js'
 import { html, type Html } from './html.js'
 import { empty, page } from './layout.js'
 import type { DashboardDeps, Page, PageCtx } from './page.js'
@@ -78,8 +78,8 @@ function months(now: Date, selected: string) {
 
 async function usagePage(deps: DashboardDeps, ctx: PageCtx) {
   const now = (deps.clock ?? Date.now)()
-  const month = usageMonth(ctx.url.searchParams.get('month') ?? now) ?? usageMonth(now)
-  if (!month) throw new Error('unreachable: the current month')
+  // `?month=YYYY-MM`, or this month when it is absent or not a month.
+  const month = usageMonth(ctx.url.searchParams.get('month') ?? '') ?? monthOf(now)
   const { sql, config } = deps
   const accountId = ctx.user.accountId
   const [[u], days, keys, upstreams] = await Promise.all([
