@@ -58,7 +58,8 @@ export async function spawnServer(
       if (m) ok(m[1])
     })
     void exited.then((code) => fail(new Error(`exited ${code}: ${output}`)))
-    setTimeout(() => fail(new Error(`not listening after 30 s: ${output}`)), 30_000).unref()
+    // A guard against a hang, not a measure: a first start initialises the embedded database, minutes on a busy machine.
+    setTimeout(() => fail(new Error(`not listening after 120 s: ${output}`)), 120_000).unref()
   })
   return { url, stop, running, exited, output: () => output }
 }
