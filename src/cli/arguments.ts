@@ -1,12 +1,14 @@
 import * as v from 'valibot'
 import { isPrefix } from '../accounts/keys.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
+import { type KeyLimits, LIMIT_MIN, parseLimit } from '../accounts/key-limits.js'
 import { parseScopes, SCOPES, type Scope, scopeList } from '../accounts/scopes.js'
 import { parseDuration } from '../ops/duration.js'
-import { Refused } from '../storage/backup.js'
-import { UsageError } from './command.js'
+import { Refused } from '../ops/refused.js'
+import { type Invocation, UsageError } from './command.js'
 
-// Checks of single command-line arguments; each failure is a UsageError naming the argument.
+// Checks of single command-line arguments; each failure names the argument: a UsageError (the usage line follows),
+// or a Refused (one line) for --origins and the limits.
 
 export function check<S extends v.GenericSchema>(schema: S, value: unknown, what: string): v.InferOutput<S> {
   const r = v.safeParse(schema, value)
@@ -45,4 +47,21 @@ export function originsArg(text: string, scopes: string | undefined): string[] {
   const refused = originsRefusal(scopes === undefined ? SCOPES : scopesArg(scopes))
   if (refused) throw new Refused(`--origins: ${refused}; make it with --scopes leads:write`)
   return parsed.origins
+}
+
+// `--rate-limit N` and `--monthly-completions N` (N a whole number, or `none`): the limits they name; a value that is
+// neither is refused (one line, exit 2, and nothing changes).
+export function limitsArg(values: Invocation['values']): Partial<KeyLimits> {
+  const limits: Partial<KeyLimits> = {}
+  for (const [flag, name] of [
+    ['rate-limit', 'rateLimit'],
+    ['monthly-completions', 'monthlyCompletions'],
+  ] as const) {
+    const text = values[flag]
+    if (text === undefined) continue
+    const n = parseLimit(text, LIMIT_MIN[name])
+    if (n === undefined) throw new Refused(`--${flag}: expected a whole number of at least ${LIMIT_MIN[name]}, or none`)
+    limits[name] = n
+  }
+  return limits
 }

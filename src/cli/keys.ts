@@ -1,33 +1,12 @@
 import { createKey, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
-import { LIMIT_MIN, parseLimit, setKeyLimits, type KeyLimits } from '../accounts/key-limits.js'
+import { setKeyLimits } from '../accounts/key-limits.js'
 import { narrowScopes } from '../accounts/scopes.js'
 import { Email, Plan, Role } from '../api/schemas.js'
 import { recordKeyChanges } from '../events/key-events.js'
-import { check, duration, expiry, originsArg, prefixArg, scopesArg } from './arguments.js'
-import { type Command, type Invocation, UsageError } from './command.js'
+import { Refused } from '../ops/refused.js'
+import { check, duration, expiry, limitsArg, originsArg, prefixArg, scopesArg } from './arguments.js'
+import { type Command, UsageError } from './command.js'
 import { printKey, printTable } from './print.js'
-
-// `--rate-limit N` and `--monthly-completions N` (N a whole number, or `none`): the limits they name, or what is wrong
-// with one of them (one line, exit 2, and nothing changes).
-function limitsArg(values: Invocation['values']): Partial<KeyLimits> | string {
-  const limits: Partial<KeyLimits> = {}
-  for (const [flag, name] of [
-    ['rate-limit', 'rateLimit'],
-    ['monthly-completions', 'monthlyCompletions'],
-  ] as const) {
-    const text = values[flag]
-    if (text === undefined) continue
-    const n = parseLimit(text, LIMIT_MIN[name])
-    if (n === undefined) return `--${flag}: expected a whole number of at least ${LIMIT_MIN[name]}, or none`
-    limits[name] = n
-  }
-  return limits
-}
-
-const refuse = (io: Invocation['io'], line: string) => {
-  io.err(`studio: ${line}`)
-  return Promise.resolve(2)
-}
 
 const shown = (n: number | null) => (n === null ? 'none' : String(n))
 
@@ -57,7 +36,6 @@ export const keyCommands: Command[] = [
         throw new UsageError('--name and --role need --email')
       if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
       const limits = limitsArg(values)
-      if (typeof limits === 'string') return refuse(io, limits)
       const input = {
         email: values.email === undefined ? undefined : check(Email, values.email, '--email'),
         name: values.name,
@@ -166,9 +144,8 @@ export const keyCommands: Command[] = [
     run: ({ values, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       const limits = limitsArg(values)
-      if (typeof limits === 'string') return refuse(io, limits)
       if (!Object.keys(limits).length)
-        return refuse(io, 'keys limit needs --rate-limit N|none or --monthly-completions N|none')
+        throw new Refused('keys limit needs --rate-limit N|none or --monthly-completions N|none')
       return database(async (sql) => {
         const r = await setKeyLimits(sql, prefix, limits, undefined, actor)
         if (!r.ok) throw new Error(`no key with prefix ${prefix}`)

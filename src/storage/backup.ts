@@ -2,14 +2,12 @@ import { execFile } from 'node:child_process'
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { Config } from '../ops/config.js'
+import { Refused } from '../ops/refused.js'
 import { socketAnswers, socketPath, startEmbedded } from './embedded.js'
 import { DUMP_ARGS, requestBackup } from './embedded-backup.js'
 
 // `studio backup FILE`: a consistent backup in PostgreSQL's plain SQL format, written to a temporary file beside FILE
 // and renamed to it once whole, so FILE is never half a backup.
-
-// Refused: nothing was done, and the one line says why (the CLI's exit code 2).
-export class Refused extends Error {}
 
 const PG_DUMP_MISSING =
   'pg_dump is not installed: install PostgreSQL client tools of the same or a newer major version than the ' +

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { Refused } from './backup.js'
+import { Refused } from '../ops/refused.js'
 import type { Sql } from './db.js'
 
 // `studio restore FILE`: a backup in plain SQL (`studio backup`'s, or pg_dump's with --inserts) loaded into an empty
