@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type postgres from 'postgres'
 import { ApiError } from '../http/errors.js'
 
@@ -49,24 +49,21 @@ interface LeadRow {
 
 const stored = (row: LeadRow, replayed = false): StoredLead => ({ id: row.id, createdAt: row.created_at, replayed })
 
-const insert = (sql: Queries, o: LeadOwner, b: NewLead, key: string | null, hash: Buffer | null) => sql<LeadRow[]>`
-  insert into leads (account_id, key_prefix, name, email, service, message, phone, company, budget, locale, source,
-                     utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256, spam)
-  values (${o.accountId}, ${o.prefix}, ${b.name}, ${b.email}, ${b.service}, ${b.message},
-          ${b.phone ?? null}, ${b.company ?? null}, ${b.budget ?? null}, ${b.locale ?? null}, ${b.source ?? null},
-          ${b.utm?.source ?? null}, ${b.utm?.medium ?? null}, ${b.utm?.campaign ?? null}, ${key}, ${hash},
-          ${isSpam(b)})
-  on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
-  returning id, created_at`
+// One lead: insertLeads's statement, so that a lead's row is written by one statement whichever path it takes.
+const insert = (sql: Queries, owner: LeadOwner, lead: NewLead, key?: string) =>
+  insertLeads(sql, [{ id: randomUUID(), owner, lead, key }])
+
+// request_sha256's type, for its array (the driver would type an array of Buffers as one bytea).
+const BYTEA = 17
 
 // What the key keeps of the request: the SHA-256 of its validated body.
 const requestHash = (lead: NewLead) => createHash('sha256').update(JSON.stringify(lead)).digest()
 
 export async function insertLead(sql: Queries, owner: LeadOwner, lead: NewLead, key?: string): Promise<StoredLead> {
-  if (key === undefined) return stored((await insert(sql, owner, lead, null, null))[0])
+  if (key === undefined) return stored((await insert(sql, owner, lead))[0])
   const hash = requestHash(lead)
   for (let attempt = 0; attempt < 3; attempt++) {
-    const [row] = await insert(sql, owner, lead, key, hash)
+    const [row] = await insert(sql, owner, lead, key)
     if (row) return stored(row)
     const [prior] = await sql<(LeadRow & { request_sha256: Buffer; fresh: boolean })[]>`
       select id, created_at, request_sha256,
@@ -103,21 +100,18 @@ export interface LeadToInsert {
 export function insertLeads(sql: Queries, leads: LeadToInsert[]) {
   const column = (of: (l: LeadToInsert) => string | undefined) => leads.map((l) => of(l) ?? null)
   const b = (of: (l: NewLead) => string | undefined) => column((l) => of(l.lead))
-  return sql`
+  const hashes = leads.map((l) => (l.key === undefined ? null : requestHash(l.lead)))
+  // One array per column, in the order of the column list.
+  return sql<(LeadRow & { account_id: string })[]>`
     insert into leads (id, account_id, key_prefix, name, email, service, message, phone, company, budget, locale,
                        source, utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256, spam)
-    select id, account_id, key_prefix, name, email, service, message, phone, company, budget, locale,
-           source, utm_source, utm_medium, utm_campaign, idempotency_key, decode(request_sha256, 'hex'), spam
-    from unnest(${column((l) => l.id)}::uuid[], ${column((l) => l.owner.accountId)}::uuid[],
+    select * from unnest(${column((l) => l.id)}::uuid[], ${column((l) => l.owner.accountId)}::uuid[],
                 ${column((l) => l.owner.prefix)}::text[], ${b((l) => l.name)}::text[], ${b((l) => l.email)}::text[],
                 ${b((l) => l.service)}::text[], ${b((l) => l.message)}::text[], ${b((l) => l.phone)}::text[],
                 ${b((l) => l.company)}::text[], ${b((l) => l.budget)}::text[], ${b((l) => l.locale)}::text[],
                 ${b((l) => l.source)}::text[], ${b((l) => l.utm?.source)}::text[], ${b((l) => l.utm?.medium)}::text[],
-                ${b((l) => l.utm?.campaign)}::text[], ${column((l) => l.key)}::text[],
-                ${column((l) => l.key && requestHash(l.lead).toString('hex'))}::text[],
+                ${b((l) => l.utm?.campaign)}::text[], ${column((l) => l.key)}::text[], ${sql.array(hashes, BYTEA)},
                 ${leads.map((l) => String(isSpam(l.lead)))}::text[]::boolean[])
-      as l(id, account_id, key_prefix, name, email, service, message, phone, company, budget, locale, source,
-           utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256, spam)
     on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
     returning id, account_id, created_at`
 }
