@@ -1,7 +1,7 @@
 import type postgres from 'postgres'
 import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
-import { carryKeyUsage } from '../quota/key-counts.js'
+import { moveKeyCount } from '../quota/key-counts.js'
 import { type KeyLimits, limitValues } from './key-limits.js'
 import { generateKey } from './keys.js'
 import { SCOPES, type Scope } from './scopes.js'
@@ -211,13 +211,16 @@ export async function rotateKey(
         origins: string[] | null
         rate_limit: number | null
         monthly_completions: number | null
+        counts_as: string | null
       }[]
     >`
       select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes, k.origins, k.rate_limit,
-             k.monthly_completions
+             k.monthly_completions, k.counts_as
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for update of k`
     if (!old) return null
-    if (old.revoked_at) throw new Error(`key ${prefix} is revoked; create a new key instead`)
+    if (old.revoked_at) throw new ApiError('bad_request', `key ${prefix} is revoked; create a new key instead`)
+    // Only the newest key of a line is rotated: the line has one count (sql/027).
+    if (old.counts_as) throw new ApiError('bad_request', `key ${prefix} was rotated; rotate ${old.counts_as} instead`)
     const created = await insertKey(tx, old.account_id, old.user_id, expiresAt, {
       name: old.name,
       createdBy: old.created_by,
@@ -225,7 +228,7 @@ export async function rotateKey(
       origins: old.origins,
       limits: { rateLimit: old.rate_limit, monthlyCompletions: old.monthly_completions },
     })
-    await carryKeyUsage(tx, prefix, created.prefix)
+    await moveKeyCount(tx, prefix, created.prefix)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys
       set expires_at = least(expires_at, now() + ${graceSeconds} * interval '1 second'), rotated_at = now(),

@@ -1,3 +1,4 @@
+import type postgres from 'postgres'
 import { type Actor, audit } from '../audit/record.js'
 import { seedKeyUsage } from '../quota/key-counts.js'
 import type { Sql } from '../storage/db.js'
@@ -31,10 +32,28 @@ export type Limited = { ok: true; accountId: string; before: KeyLimits; after: K
 
 export const limitValues = (l: KeyLimits) => ({ rate_limit: l.rateLimit, monthly_completions: l.monthlyCompletions })
 
-// Sets the limits of the key `prefix` that `change` names (the others stay), and of the rotated keys that count as it
-// (sql/027); `accountId`, when given, limits the change to that account's keys (the dashboard's). updated_at moves so
-// that every server drops its cached copy of the key within a poll. A change is one entry in the audit log, with
-// `actor`; setting nothing new records nothing.
+type LimitedRow = { prefix: string; account_id: string; rate_limit: number | null; monthly_completions: number | null }
+
+// The newest key of `prefix`'s line of rotations (itself when it was never rotated; sql/027), locked. The line is
+// read first and only its newest key locked, as a rotation locks it: one order of locks, no deadlock.
+async function lockNewest(tx: postgres.TransactionSql, prefix: string, accountId?: string) {
+  for (let p = prefix; ; ) {
+    const [k] = await tx<{ newest: string }[]>`
+      select coalesce(counts_as, prefix) as newest from api_keys
+      where prefix = ${p} ${accountId ? tx`and account_id = ${accountId}` : tx``}`
+    if (!k) return null
+    const [row] = await tx<(LimitedRow & { counts_as: string | null })[]>`
+      select prefix, account_id, rate_limit, monthly_completions, counts_as from api_keys
+      where prefix = ${k.newest} for update`
+    if (!row || row.counts_as === null) return row ?? null
+    p = row.counts_as
+  }
+}
+
+// Sets the limits that `change` names (the others stay) of the key `prefix`'s line: its newest key and the rotated
+// keys in their grace period, which share one count (sql/027); `accountId`, when given, limits the change to that
+// account's keys (the dashboard's). updated_at moves so that every server drops its cached copies within a poll. A
+// change is one entry in the audit log (its target: the newest key), with `actor`; setting nothing new records nothing.
 export function setKeyLimits(
   sql: Sql,
   prefix: string,
@@ -43,9 +62,7 @@ export function setKeyLimits(
   actor?: Actor
 ): Promise<Limited> {
   return sql.begin(async (tx): Promise<Limited> => {
-    const [row] = await tx<{ account_id: string; rate_limit: number | null; monthly_completions: number | null }[]>`
-      select account_id, rate_limit, monthly_completions from api_keys
-      where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``} for update`
+    const row = await lockNewest(tx, prefix, accountId)
     if (!row) return { ok: false }
     const before = { rateLimit: row.rate_limit, monthlyCompletions: row.monthly_completions }
     const after = {
@@ -58,11 +75,11 @@ export function setKeyLimits(
     await tx`
       update api_keys set rate_limit = ${after.rateLimit}, monthly_completions = ${after.monthlyCompletions},
         updated_at = clock_timestamp()
-      where prefix = ${prefix} or counts_as = ${prefix}`
+      where prefix = ${row.prefix} or counts_as = ${row.prefix}`
     if (before.monthlyCompletions === null && after.monthlyCompletions !== null)
-      await seedKeyUsage(tx, prefix, row.account_id)
+      await seedKeyUsage(tx, row.prefix, row.account_id)
     const entry = { before: limitValues(before), after: limitValues(after) }
-    await audit(tx, actor, { accountId: row.account_id, action: 'key.limited', target: prefix, ...entry })
+    await audit(tx, actor, { accountId: row.account_id, action: 'key.limited', target: row.prefix, ...entry })
     return result
   })
 }

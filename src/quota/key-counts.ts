@@ -2,11 +2,14 @@ import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 
 // What keys with a monthly cap of their own have spent this month (their counts, sql/025), for the dashboard's list:
-// units spent (answers released), by prefix; a key never capped this month has none.
+// units spent (answers released), by prefix; a key in its grace period shows the count it shares with its new key
+// (sql/027); a key never capped this month has none.
 export async function keyUsage(sql: Sql, prefixes: readonly string[], month: string): Promise<Map<string, number>> {
   if (!prefixes.length) return new Map()
   const rows = await sql<{ prefix: string; used: number }[]>`
-    select prefix, used from quota_key_usage where month = ${month} and prefix = any(${sql.array([...prefixes])})`
+    select k.prefix, q.used from api_keys k
+    join quota_key_usage q on q.prefix = coalesce(k.counts_as, k.prefix) and q.month = ${month}
+    where k.prefix = any(${sql.array([...prefixes])})`
   return new Map(rows.map((r) => [r.prefix, r.used]))
 }
 
@@ -26,9 +29,18 @@ export async function seedKeyUsage(tx: postgres.TransactionSql, prefix: string, 
     on conflict (prefix, month) do update set used = greatest(q.used, excluded.used)`
 }
 
-// A rotated key's new prefix takes over what the old one spent (every month it has a count for), so that a rotation
-// never hands out a fresh cap.
-export async function carryKeyUsage(tx: postgres.TransactionSql, from: string, to: string) {
+// A rotation's move of the old key's count to its new key, before the old key is pointed at it (sql/027): the old
+// key's count rows (this month's made if missing) are locked, so that a batch on the old key either lands before the
+// move and is moved with it, or waits and then follows counts_as; what it spent (every month) is copied, and what
+// live processes hold ahead for it moves along.
+export async function moveKeyCount(tx: postgres.TransactionSql, from: string, to: string) {
+  await tx`insert into quota_key_usage (prefix, month, used)
+           values (${from}, date_trunc('month', now() at time zone 'UTC')::date, 0) on conflict do nothing`
+  await tx`select 1 from quota_key_usage where prefix = ${from} for update`
   await tx`insert into quota_key_usage (prefix, month, used) select ${to}, month, used from quota_key_usage
            where prefix = ${from} on conflict do nothing`
+  await tx`insert into quota_key_holds as h (prefix, month, process_id, units)
+           select ${to}, month, process_id, units from quota_key_holds where prefix = ${from}
+           on conflict (prefix, month, process_id) do update set units = h.units + excluded.units`
+  await tx`delete from quota_key_holds where prefix = ${from}`
 }

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { randomUUID } from 'node:crypto'
 import { rotateKey } from '../../src/accounts/accounts.js'
 import { setKeyLimits } from '../../src/accounts/key-limits.js'
 import { prefixOf } from '../../src/accounts/keys.js'
@@ -184,4 +185,38 @@ t.test('while a rotated key is in its grace period, the old and the new key shar
     rows.every((r) => r.counts_as === third!.prefix),
     'both older keys count as the newest'
   )
+})
+
+t.test('a batch on the old key after a rotation lands in the one count, and holds move with it', async (t) => {
+  const s = await startTestServer(t, {}, { dbEnv })
+  const sql = s.db.sql
+  const first = prefixOf(await s.key({ email: email(), limits: { monthlyCompletions: 4 } }))
+  const process = randomUUID()
+  await sql`insert into quota_processes (id, expires_at) values (${process}, now() + interval '1 minute')`
+  // A process that knows only the old key (its cache a poll behind, or its call begun before the rotation).
+  const apply = async (prefix: string, reserve: number, spend: number) => {
+    const [r] = await sql`select granted, spent, used, quota_limit from studio_quota_key_apply(${prefix},
+      date_trunc('month', now() at time zone 'UTC')::date, ${process}, ${reserve}, ${spend}, 0, 0)`
+    return r
+  }
+  t.match(await apply(first, 2, 0), { granted: 2, used: 0 }, 'two units held ahead for the old key')
+  const second = (await rotateKey(sql, first, 3600))!.prefix
+  const holds = await sql`select prefix, units from quota_key_holds where process_id = ${process}`
+  t.same(holds, [{ prefix: second, units: 2 }], 'the holds moved to the new key')
+  t.match(await apply(first, 0, 2), { spent: 2, used: 2, quota_limit: 4 }, 'spent from the moved holds')
+  t.match(await apply(first, 5, 0), { granted: 2, used: 2 }, 'only what is left of the one cap')
+  t.match(await apply(second, 1, 0), { granted: 0 }, 'nothing left for the new key either')
+  const [row] = await sql`select used from quota_key_usage where prefix = ${second}`
+  t.equal(row.used, 2, "the new key's count has every unit spent through the old one")
+
+  await t.rejects(rotateKey(sql, first, 0), /was rotated; rotate .* instead/, 'only the newest key is rotated')
+  const limited = await setKeyLimits(sql, first, { monthlyCompletions: 10 }, undefined, { kind: 'cli', osUser: 'test' })
+  t.match(limited, { ok: true, before: { monthlyCompletions: 4 }, after: { monthlyCompletions: 10 } })
+  const caps = await sql`select prefix, monthly_completions from api_keys where prefix in (${first}, ${second})`
+  t.ok(
+    caps.every((c) => c.monthly_completions === 10),
+    'a limit set through the old key is the line'
+  )
+  const [entry] = await sql`select target from audit_log where action = 'key.limited' order by id desc limit 1`
+  t.equal(entry.target, second, "the audit entry names the line's newest key")
 })
