@@ -216,7 +216,7 @@ export async function rotateKey(
     >`
       select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes, k.origins, k.rate_limit,
              k.monthly_completions, k.counts_as
-      from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for update of k`
+      from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for no key update of k`
     if (!old) return null
     if (old.revoked_at) throw new ApiError('bad_request', `key ${prefix} is revoked; create a new key instead`)
     // Only the newest key of a line is rotated: the line has one count (sql/027).

@@ -34,20 +34,20 @@ export const limitValues = (l: KeyLimits) => ({ rate_limit: l.rateLimit, monthly
 
 type LimitedRow = { prefix: string; account_id: string; rate_limit: number | null; monthly_completions: number | null }
 
-// The newest key of `prefix`'s line of rotations (itself when it was never rotated; sql/027), locked. The line is
-// read first and only its newest key locked, as a rotation locks it: one order of locks, no deadlock.
+// The newest key of `prefix`'s line of rotations (itself when it was never rotated; sql/027), locked as a rotation
+// locks it (`for no key update`: a count row's foreign key check still passes) and only it, so that the order of locks
+// is a rotation's. 'moved': it was rotated meanwhile, and the caller starts again in a new transaction (the lock taken
+// here must not be held while the next key is locked).
 async function lockNewest(tx: postgres.TransactionSql, prefix: string, accountId?: string) {
-  for (let p = prefix; ; ) {
-    const [k] = await tx<{ newest: string }[]>`
-      select coalesce(counts_as, prefix) as newest from api_keys
-      where prefix = ${p} ${accountId ? tx`and account_id = ${accountId}` : tx``}`
-    if (!k) return null
-    const [row] = await tx<(LimitedRow & { counts_as: string | null })[]>`
-      select prefix, account_id, rate_limit, monthly_completions, counts_as from api_keys
-      where prefix = ${k.newest} for update`
-    if (!row || row.counts_as === null) return row ?? null
-    p = row.counts_as
-  }
+  const [k] = await tx<{ newest: string }[]>`
+    select coalesce(counts_as, prefix) as newest from api_keys
+    where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``}`
+  if (!k) return null
+  const [row] = await tx<(LimitedRow & { counts_as: string | null })[]>`
+    select prefix, account_id, rate_limit, monthly_completions, counts_as from api_keys
+    where prefix = ${k.newest} for no key update`
+  if (!row) return null
+  return row.counts_as === null ? row : 'moved'
 }
 
 // Sets the limits that `change` names (the others stay) of the key `prefix`'s line: its newest key and the rotated
@@ -61,25 +61,37 @@ export function setKeyLimits(
   accountId?: string,
   actor?: Actor
 ): Promise<Limited> {
-  return sql.begin(async (tx): Promise<Limited> => {
-    const row = await lockNewest(tx, prefix, accountId)
-    if (!row) return { ok: false }
-    const before = { rateLimit: row.rate_limit, monthlyCompletions: row.monthly_completions }
-    const after = {
-      rateLimit: change.rateLimit === undefined ? before.rateLimit : change.rateLimit,
-      monthlyCompletions:
-        change.monthlyCompletions === undefined ? before.monthlyCompletions : change.monthlyCompletions,
-    }
-    const result = { ok: true as const, accountId: row.account_id, before, after }
-    if (after.rateLimit === before.rateLimit && after.monthlyCompletions === before.monthlyCompletions) return result
-    await tx`
-      update api_keys set rate_limit = ${after.rateLimit}, monthly_completions = ${after.monthlyCompletions},
-        updated_at = clock_timestamp()
-      where prefix = ${row.prefix} or counts_as = ${row.prefix}`
-    if (before.monthlyCompletions === null && after.monthlyCompletions !== null)
-      await seedKeyUsage(tx, row.prefix, row.account_id)
-    const entry = { before: limitValues(before), after: limitValues(after) }
-    await audit(tx, actor, { accountId: row.account_id, action: 'key.limited', target: row.prefix, ...entry })
-    return result
-  })
+  return sql
+    .begin(async (tx): Promise<Limited | 'moved'> => {
+      const row = await lockNewest(tx, prefix, accountId)
+      if (row === 'moved') return row
+      if (!row) return { ok: false }
+      return limitLine(tx, row, change, actor)
+    })
+    .then((r) => (r === 'moved' ? setKeyLimits(sql, prefix, change, accountId, actor) : r))
+}
+
+// The change itself, on the locked newest key of a line and every key counting as it.
+async function limitLine(
+  tx: postgres.TransactionSql,
+  row: LimitedRow,
+  change: Partial<KeyLimits>,
+  actor?: Actor
+): Promise<Limited> {
+  const before = { rateLimit: row.rate_limit, monthlyCompletions: row.monthly_completions }
+  const after = {
+    rateLimit: change.rateLimit === undefined ? before.rateLimit : change.rateLimit,
+    monthlyCompletions: change.monthlyCompletions === undefined ? before.monthlyCompletions : change.monthlyCompletions,
+  }
+  const result = { ok: true as const, accountId: row.account_id, before, after }
+  if (after.rateLimit === before.rateLimit && after.monthlyCompletions === before.monthlyCompletions) return result
+  await tx`
+    update api_keys set rate_limit = ${after.rateLimit}, monthly_completions = ${after.monthlyCompletions},
+      updated_at = clock_timestamp()
+    where prefix = ${row.prefix} or counts_as = ${row.prefix}`
+  if (before.monthlyCompletions === null && after.monthlyCompletions !== null)
+    await seedKeyUsage(tx, row.prefix, row.account_id)
+  const entry = { before: limitValues(before), after: limitValues(after) }
+  await audit(tx, actor, { accountId: row.account_id, action: 'key.limited', target: row.prefix, ...entry })
+  return result
 }

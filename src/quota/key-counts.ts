@@ -30,12 +30,16 @@ export async function seedKeyUsage(tx: postgres.TransactionSql, prefix: string, 
 }
 
 // A rotation's move of the old key's count to its new key, before the old key is pointed at it (sql/027): the old
-// key's count rows (this month's made if missing) are locked, so that a batch on the old key either lands before the
-// move and is moved with it, or waits and then follows counts_as; what it spent (every month) is copied, and what
-// live processes hold ahead for it moves along.
+// key's count rows (this month's and the next's made if missing: a process's clock may be a little ahead at the
+// turn of a month) are locked, so that a batch on the old key either lands before the move and is moved with it, or
+// waits and then follows counts_as; what it spent (every month) is copied, and what live processes hold ahead for it
+// moves along.
 export async function moveKeyCount(tx: postgres.TransactionSql, from: string, to: string) {
   await tx`insert into quota_key_usage (prefix, month, used)
-           values (${from}, date_trunc('month', now() at time zone 'UTC')::date, 0) on conflict do nothing`
+           select ${from}, months.month, 0
+           from (select date_trunc('month', now() at time zone 'UTC')::date as start) this,
+             lateral (values (this.start), ((this.start + interval '1 month')::date)) as months(month)
+           on conflict do nothing`
   await tx`select 1 from quota_key_usage where prefix = ${from} for update`
   await tx`insert into quota_key_usage (prefix, month, used) select ${to}, month, used from quota_key_usage
            where prefix = ${from} on conflict do nothing`
