@@ -50,8 +50,8 @@ interface LeadRow {
 const stored = (row: LeadRow, replayed = false): StoredLead => ({ id: row.id, createdAt: row.created_at, replayed })
 
 // One lead: insertLeads's statement, so that a lead's row is written by one statement whichever path it takes.
-const insert = (sql: Queries, owner: LeadOwner, lead: NewLead, key?: string) =>
-  insertLeads(sql, [{ id: randomUUID(), owner, lead, key }])
+const insert = (sql: Queries, owner: LeadOwner, lead: NewLead, key?: string, hash?: Buffer) =>
+  insertLeads(sql, [{ id: randomUUID(), owner, lead, key, hash }])
 
 // request_sha256's type, for its array (the driver would type an array of Buffers as one bytea).
 const BYTEA = 17
@@ -63,7 +63,7 @@ export async function insertLead(sql: Queries, owner: LeadOwner, lead: NewLead, 
   if (key === undefined) return stored((await insert(sql, owner, lead))[0])
   const hash = requestHash(lead)
   for (let attempt = 0; attempt < 3; attempt++) {
-    const [row] = await insert(sql, owner, lead, key)
+    const [row] = await insert(sql, owner, lead, key, hash)
     if (row) return stored(row)
     const [prior] = await sql<(LeadRow & { request_sha256: Buffer; fresh: boolean })[]>`
       select id, created_at, request_sha256,
@@ -91,6 +91,8 @@ export interface LeadToInsert {
   owner: LeadOwner
   lead: NewLead
   key?: string
+  // The body's hash for the key, when the caller has it already (insertLead compares replays with it).
+  hash?: Buffer
 }
 
 // Many leads in one INSERT … SELECT over arrays (one statement text whatever their number: one prepared statement),
@@ -100,7 +102,7 @@ export interface LeadToInsert {
 export function insertLeads(sql: Queries, leads: LeadToInsert[]) {
   const column = (of: (l: LeadToInsert) => string | undefined) => leads.map((l) => of(l) ?? null)
   const b = (of: (l: NewLead) => string | undefined) => column((l) => of(l.lead))
-  const hashes = leads.map((l) => (l.key === undefined ? null : requestHash(l.lead)))
+  const hashes = leads.map((l) => (l.key === undefined ? null : (l.hash ?? requestHash(l.lead))))
   // One array per column, in the order of the column list.
   return sql<(LeadRow & { account_id: string })[]>`
     insert into leads (id, account_id, key_prefix, name, email, service, message, phone, company, budget, locale,
