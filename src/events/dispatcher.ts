@@ -1,5 +1,10 @@
+/// <reference path="../completions/undici-agent.d.ts" />
 import { isIP } from 'node:net'
-import { Agent, buildConnector, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
+// undici's Agent and connector alone, as completions/dispatcher.ts imports its Agent: the package root would put all
+// of undici (fetch, WebSocket, caches, mocks) in the bundle, evaluated at every start.
+import buildConnector from 'undici/lib/core/connect.js'
+import Agent from 'undici/lib/dispatcher/agent.js'
 import { checkedLookup, ForbiddenAddressError, isForbiddenAddress } from './address.js'
 
 // The undici Agent webhooks are posted through. Unless private addresses are allowed, its connections go only to

@@ -1,4 +1,7 @@
+/// <reference path="../completions/undici-agent.d.ts" />
 import type { Dispatcher } from 'undici'
+// undici's request API alone (called on the dispatcher given, whatever it is): see dispatcher.ts.
+import request from 'undici/lib/api/api-request.js'
 import type { SignedHeaders } from './signature.js'
 
 // One webhook POST. Success is a 2xx within `timeoutMs`; at most 64 KiB of the answer is read; a redirect is an
@@ -43,7 +46,7 @@ export async function postWebhook(dispatcher: Dispatcher, post: Post): Promise<P
   const url = new URL(post.url)
   let status: number | null = null
   try {
-    const res = await dispatcher.request({
+    const res = await request.call(dispatcher, {
       origin: url.origin,
       path: url.pathname + url.search,
       method: 'POST',
