@@ -14,8 +14,8 @@ import { startTestServer } from '../support/server.js'
 
 // `studio backup` under a load of leads, and `studio restore` of that file into an empty embedded database and into
 // an empty PostgreSQL: every lead acknowledged before the backup, and only leads the server stored; every user, key
-// (still working), quota count and setting. The source is this run's database (embedded, or PostgreSQL with
-// DATABASE_URL: then the backup is pg_dump's).
+// (still working), quota count, setting and endpoint: every row of every table. The source is this run's database
+// (embedded, or PostgreSQL with DATABASE_URL: then the backup is pg_dump's).
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const dir = mkdtempSync(join(tmpdir(), 'studio-backup-'))
@@ -25,19 +25,27 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const emptyPostgres = () => emptyDatabase(t, ADMIN_URL, 'studio_restore')
 const emptyEmbedded = (): DbEnv => ({ STUDIO_DATA_DIR: mkdtempSync(join(dir, 'data-')) })
 
-// Every row of the tables the load does not touch, as JSON, in a stable order (api_keys without last_used_at, which
-// the load's requests move), and the leads and their events by id.
+// Rows that move while the server runs, whatever a backup holds: its process's lease on the quota and the units it
+// holds ahead (renewed as it runs), and when each key was last used (the load's requests move it).
+const MOVING_TABLES = ['quota_processes', 'quota_holds', 'quota_key_holds']
+const MOVING_COLUMNS: Record<string, string[]> = { api_keys: ['last_used_at'] }
+
+// Every row of every table of the schema but those, as JSON, in a stable order; the leads and their events (which the
+// load adds to) by id.
 async function contents(env: DbEnv) {
   const db = await openDatabase({ ...parseConfig(env), STUDIO_DB_POOL: 1 })
   try {
-    const rows = async (table: string, drop: string[] = []) =>
+    const rows = async (table: string) =>
       (await db.sql.unsafe(`select * from ${table}`))
-        .map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !drop.includes(k)))))
+        .map((r) => Object.entries(r).filter(([k]) => !MOVING_COLUMNS[table]?.includes(k)))
+        .map((r) => JSON.stringify(Object.fromEntries(r)))
         .sort()
+    const tables = await db.sql<{ name: string }[]>`
+      select table_name as name from information_schema.tables
+      where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`
     const still: Record<string, string[]> = {}
-    for (const table of ['accounts', 'users', 'quota_usage', 'completions', 'signin_links', 'audit_log'])
-      still[table] = await rows(table)
-    still.api_keys = await rows('api_keys', ['last_used_at'])
+    for (const { name } of tables)
+      if (!['leads', 'events', ...MOVING_TABLES].includes(name)) still[name] = await rows(name)
     const byId = async (table: string) => new Map((await rows(table)).map((r) => [JSON.parse(r).id as string, r]))
     return { still, leads: await byId('leads'), events: await byId('events') }
   } finally {
@@ -53,7 +61,10 @@ const s = await startTestServer(t, {
   STUDIO_RATE_LIMIT: '1000000000',
 })
 const cli = cliOn(s.dbEnv)
-const ai = (await cli(['keys', 'create', '--email', 'ai@example.com', '--plan', 'PRO', '--key-name', 'ai'])).key
+// A key with limits of its own: its settings and its own count are in the backup too.
+const limits = ['--rate-limit', '100000', '--monthly-completions', '50']
+const ai = (await cli(['keys', 'create', '--email', 'ai@example.com', '--plan', 'PRO', '--key-name', 'ai', ...limits]))
+  .key
 const leadsKey = (await cli(['keys', 'create', '--email', 'leads@example.com', '--scopes', 'leads:write'])).key
 // Setting up, before the first test: a failure throws.
 const must = (ok: boolean, what: string) => {
@@ -61,13 +72,19 @@ const must = (ok: boolean, what: string) => {
 }
 must((await cli(['plan', 'set', '--email', 'leads@example.com', 'STARTER'])).code === 0, 'plan set')
 must((await cli(['signin-link', '--email', 'leads@example.com'])).code === 0, 'signin-link')
+// An endpoint for an event the load makes none of (its deliveries would move with the load).
+const hook = ['--url', 'https://93.184.216.34/hook', '--events', 'key.revoked', '--description', 'crm']
+must((await cli(['webhooks', 'add', '--email', 'ai@example.com', ...hook])).code === 0, 'webhooks add')
 await s.db.sql`update users set lead_mail = false where email = 'leads@example.com'`
 const hello = { messages: [{ role: 'user', content: 'Say hello' }] }
 for (let i = 0; i < 3; i++)
   must((await s.fetch('/api/v1/ai/completions', { method: 'POST', key: ai, json: hello })).status === 200, 'an answer')
-await eventually(async () => (await s.db.sql`select sum(used)::int as n from quota_usage`)[0].n === 3, {
-  what: 'the three completions counted in quota_usage',
+const counted = async (table: string) => (await s.db.sql.unsafe(`select sum(used)::int as n from ${table}`))[0].n
+const recorded = async () => (await s.db.sql`select count(*)::int as n from completions`)[0].n
+await eventually(async () => (await counted('quota_usage')) === 3 && (await counted('quota_key_usage')) === 3, {
+  what: "the three completions counted in quota_usage and in the key's own count",
 })
+await eventually(async () => (await recorded()) === 3, { what: 'the three completions recorded (in batches)' })
 
 // The load: four clients posting leads until told to stop; the ids the server acknowledged, and when.
 const acknowledged: { id: string; at: number }[] = []
@@ -125,7 +142,9 @@ for (const [kind, empty] of [
     t.same(restored.err, [])
     t.equal(restored.code, 0)
     const got = await contents(target)
-    t.same(got.still, source.still, 'users, accounts, keys, quota counts, completions, settings and audit log')
+    t.same(Object.keys(got.still), Object.keys(source.still), 'the same tables')
+    for (const [table, rows] of Object.entries(source.still)) t.same(got.still[table], rows, `${table}: every row`)
+    t.ok(source.still.webhook_endpoints.length && source.still.quota_key_usage.length, 'settings and key counts')
     for (const id of before) t.ok(got.leads.has(id), `lead ${id}, acknowledged before the backup, is there`)
     for (const [id, row] of got.leads) t.equal(row, source.leads.get(id), `lead ${id} as the server stored it`)
     t.ok(got.leads.size < source.leads.size, 'leads stored after the backup are not in it')
