@@ -156,7 +156,7 @@ export const settings = {
   STUDIO_WORKERS: {
     schema: workers,
     default: '1',
-    doc: 'processes serving one port (node:cluster); auto = one per core; above 1 needs STUDIO_REDIS_URL',
+    doc: 'processes serving one port (node:cluster); auto = one per core; above 1 needs STUDIO_REDIS_URL, DATABASE_URL',
   },
   STUDIO_DASHBOARD: {
     schema: v.picklist(['on', 'off']),

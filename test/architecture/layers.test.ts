@@ -42,7 +42,7 @@ t.test('only main.ts imports cli/', async (t) => {
 
 // SQL lives in the domain folders and storage/: everything else calls their functions. A query is a tagged template
 // on the pool or a transaction (`sql`, `tx`, with or without type arguments), or one of the driver's query methods.
-const SQL_HOMES = ['accounts', 'leads', 'events', 'limits', 'quota', 'completions', 'audit', 'storage']
+const SQL_HOMES = ['accounts', 'leads', 'events', 'quota', 'completions', 'audit', 'storage']
 const QUERY = /\b(?:\w*sql|tx)\s*(?:<[^`]{0,300}?>)?\s*`|\.(?:begin|unsafe|cursor|savepoint)\(|from 'postgres'/i
 
 t.test('SQL only in the domain folders and storage/', async (t) => {
