@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import t from 'tap'
 
@@ -33,4 +34,29 @@ t.test('a statement that contracts the schema says which release stopped using i
       t.ok(above >= 0 && /^\s*-- contract:/.test(lines[above]), `${f}:${i + 1}: ${line.trim()}`)
     })
   }
+})
+
+// A migration never changes once landed (ARCHITECTURE.md, "Upgrades"): a database that applied it will not apply it
+// again, so an edit reaches only new databases. Each file's SHA-256 is recorded in migrations.sha256 (the format of
+// `sha256sum`, so `cd sql && sha256sum -c ../test/architecture/migrations.sha256` checks it too), and a changed file
+// fails here. The fix is a new migration; only a migration no submitted commit has carried may have its line changed.
+t.test('no migration changes once recorded; every migration is recorded', async (t) => {
+  const recorded = new Map(
+    readFileSync(new URL('migrations.sha256', import.meta.url), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+\*?/).reverse() as [string, string])
+  )
+  for (const f of files) {
+    const hash = createHash('sha256')
+      .update(readFileSync(new URL(f, dir)))
+      .digest('hex')
+    t.ok(recorded.has(f), `${f} is recorded in test/architecture/migrations.sha256 (add its sha256sum line)`)
+    if (recorded.has(f)) t.equal(hash, recorded.get(f), `${f} is as recorded: write a new migration instead`)
+  }
+  t.same(
+    [...recorded.keys()].filter((f) => !files.includes(f)),
+    [],
+    'no recorded migration was removed'
+  )
 })
