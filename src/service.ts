@@ -11,7 +11,7 @@ import { createMetrics, type Metrics } from './ops/metrics.js'
 import { serveMetrics } from './http/metrics-listener.js'
 import { migrate } from './storage/migrate.js'
 import { listen, urlOf } from './ops/listen.js'
-import type { Dispatcher } from 'undici'
+import type { Transport } from './ops/transport.js'
 import { createDispatcher } from './completions/dispatcher.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
 import { adaptersFor, createUpstreams } from './completions/upstreams.js'
@@ -39,7 +39,7 @@ export interface ServiceOptions {
   log: Logger
   clock?: () => number
   db?: Database
-  dispatcher?: Dispatcher
+  dispatcher?: Transport
   backoff?: CallOptions['backoff']
   // A stream's ping interval (completions/sse-reply.ts), shortened by tests.
   pingMs?: number

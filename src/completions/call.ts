@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici'
+import type { Transport } from '../ops/transport.js'
 import type { ApiError } from '../http/errors.js'
 import type { Config } from '../ops/config.js'
 import type { Span } from '../ops/trace.js'
@@ -66,7 +66,7 @@ export interface Attempted {
 
 // How one call is made: through which dispatcher, within how long, until which controller aborts it.
 export interface CallOptions {
-  dispatcher: Dispatcher
+  dispatcher: Transport
   timeoutMs: number
   abort: CallAbort
   retries?: number

@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici'
+import type { Transport } from '../ops/transport.js'
 import { BASE, route, type Route } from '../http/route.js'
 import type { ErrorCode } from '../http/errors.js'
 import type { Logger } from '../ops/log.js'
@@ -14,7 +14,7 @@ export interface CompletionsDeps {
   quota: Quota
   metrics?: Metrics
   upstreams: Upstreams
-  dispatcher: Dispatcher
+  dispatcher: Transport
   recorder: Recorder
   log: Logger
   timeoutMs: number

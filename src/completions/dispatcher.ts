@@ -1,5 +1,5 @@
 /// <reference path="./undici-agent.d.ts" />
-import type { Dispatcher } from 'undici'
+import type { Transport } from '../ops/transport.js'
 // Only undici's Agent, not the whole package (fetch, WebSocket, caches, mocks…): the rest is never used here
 // (`exchange.ts` calls the Agent's own `dispatch`), and the bundle would evaluate it at every start. This path is not a
 // public API, so package.json pins undici to patch releases (~7.30); the bundle test catches a move.
@@ -10,6 +10,6 @@ import Agent from 'undici/lib/dispatcher/agent.js'
 const CONNECTIONS = 256
 
 // The one keep-alive Agent for all upstream calls.
-export function createDispatcher(): Dispatcher {
+export function createDispatcher(): Transport {
   return new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: CONNECTIONS })
 }

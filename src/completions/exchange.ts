@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici'
+import type { Transport } from '../ops/transport.js'
 import type { CallAbort } from './abort.js'
 import { type UpstreamStream, UpstreamStreamError } from './stream.js'
 
@@ -101,7 +102,7 @@ class Collector {
 }
 
 export function exchange(
-  dispatcher: Dispatcher,
+  dispatcher: Transport,
   opts: Options,
   abort: CallAbort,
   idHeader: string,

@@ -1,6 +1,6 @@
 /// <reference path="../completions/undici-agent.d.ts" />
 import { isIP } from 'node:net'
-import type { Dispatcher } from 'undici'
+import type { Transport } from '../ops/transport.js'
 // undici's Agent and connector alone, as completions/dispatcher.ts imports its Agent: the package root would put all
 // of undici (fetch, WebSocket, caches, mocks) in the bundle, evaluated at every start.
 import buildConnector from 'undici/lib/core/connect.js'
@@ -10,7 +10,7 @@ import { checkedLookup, ForbiddenAddressError, isForbiddenAddress } from './addr
 // The undici Agent webhooks are posted through. Unless private addresses are allowed, its connections go only to
 // addresses that were checked: a host name is resolved by a lookup that refuses forbidden addresses (and the socket
 // connects to what it returned), an IP literal is checked as it is.
-export function createWebhookDispatcher(allowPrivate: boolean): Dispatcher {
+export function createWebhookDispatcher(allowPrivate: boolean): Transport {
   if (allowPrivate) return new Agent({ connections: 16 })
   const connector = buildConnector({ lookup: checkedLookup })
   return new Agent({

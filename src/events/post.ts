@@ -1,5 +1,5 @@
 /// <reference path="../completions/undici-agent.d.ts" />
-import type { Dispatcher } from 'undici'
+import type { Transport } from '../ops/transport.js'
 // undici's request API alone (called on the dispatcher given, whatever it is): see dispatcher.ts.
 import request from 'undici/lib/api/api-request.js'
 import type { SignedHeaders } from './signature.js'
@@ -38,7 +38,7 @@ async function readAnswer(body: AsyncIterable<Buffer> & { destroy(): void }): Pr
   return Buffer.concat(chunks).subarray(0, ANSWER_LIMIT).toString('utf8')
 }
 
-export async function postWebhook(dispatcher: Dispatcher, post: Post): Promise<PostResult> {
+export async function postWebhook(dispatcher: Transport, post: Post): Promise<PostResult> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   const deadline = AbortSignal.timeout(post.timeoutMs)

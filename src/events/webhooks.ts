@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici'
+import type { Transport } from '../ops/transport.js'
 import { pruneAudit } from '../audit/log.js'
 import { pruneSpam } from '../leads/spam.js'
 import type { Config } from '../ops/config.js'
@@ -39,7 +39,7 @@ const onMail = (metrics: Metrics) =>
 // The delivery worker of this process (webhooks, and mail when it is on), with its dispatcher and metrics; `close`
 // stops it and gives its claims back (before the database closes).
 export function startWebhooks({ db, config, log, metrics, clock, mail, options = {} }: WebhooksDeps) {
-  const own: Dispatcher | undefined = options.dispatcher
+  const own: Transport | undefined = options.dispatcher
     ? undefined
     : createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
   const onOutcome = metrics.counterBy(
@@ -53,7 +53,7 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
     ...options,
     sql: db.sql,
     listen: db.raw,
-    dispatcher: (options.dispatcher ?? own) as Dispatcher,
+    dispatcher: (options.dispatcher ?? own) as Transport,
     log,
     clock,
     timeoutMs: config.STUDIO_WEBHOOKS_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici'
+import type { Transport } from '../ops/transport.js'
 import type { Logger } from '../ops/log.js'
 import { type Sql, withTimeout } from '../storage/db.js'
 import { batched } from './batched.js'
@@ -24,7 +24,7 @@ export interface WorkerOptions {
   sql: Sql
   // A connection for LISTEN (the pool without per-query deadlines).
   listen?: Sql
-  dispatcher: Dispatcher
+  dispatcher: Transport
   log: Logger
   clock: () => number
   timeoutMs: number

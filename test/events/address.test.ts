@@ -1,7 +1,8 @@
+/// <reference path="../../src/completions/undici-agent.d.ts" />
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { request } from 'undici'
+import request from 'undici/lib/api/api-request.js'
 import { isForbiddenAddress } from '../../src/events/address.js'
 import { createWebhookDispatcher } from '../../src/events/dispatcher.js'
 import { checkEndpoint } from '../../src/events/endpoint-input.js'
@@ -91,9 +92,9 @@ t.test('the dispatcher connects only to checked addresses (each delivery, DNS in
   const open = createWebhookDispatcher(true)
   t.teardown(() => Promise.all([strict.close(), open.close()]))
   for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::ffff:127.0.0.1]:${port}`]) {
-    const e = await request(origin, { dispatcher: strict, method: 'POST', body: '{}' }).catch((e) => e)
+    const e = await request.call(strict, { origin, path: '/', method: 'POST', body: '{}' }).catch((e) => e)
     t.match(e, { code: 'WEBHOOK_FORBIDDEN_ADDRESS' }, origin)
   }
-  const res = await request(`http://localhost:${port}/`, { dispatcher: open, method: 'POST', body: '{}' })
+  const res = await request.call(open, { origin: `http://localhost:${port}`, path: '/', method: 'POST', body: '{}' })
   t.equal(await res.body.text(), 'reached')
 })
