@@ -20,8 +20,11 @@ for (let i = 0; i < lines.length; i++) {
     const yaml = []
     if (lines[i + 1] === '  ---') for (i += 2; i < lines.length && lines[i] !== '  ...'; i++) yaml.push(lines[i])
     const signal = /^ {2}signal: ([A-Z]\w+)$/m.exec(yaml.join('\n'))?.[1]
-    const plan = body.some((l) => /^ {4}1\.\.[1-9]\d*$/.test(l))
-    const allPassed = plan && !body.some((l) => /^\s*not ok\b/.test(l))
+    // Whole: its plan (1..N, first or last) met by N results of its own, and the root's closing `# time=` line.
+    const planned = Number(body.map((l) => /^ {4}1\.\.([1-9]\d*)$/.exec(l)?.[1]).find(Boolean) ?? 0)
+    const results = body.filter((l) => /^ {4}(not )?ok \d+/.test(l)).length
+    const whole = planned > 0 && results === planned && /^ {4}# time=/.test(body.at(-1) ?? '')
+    const allPassed = whole && !body.some((l) => /^\s*not ok\b/.test(l))
     if (allPassed && (signal === 'SIGILL' || signal === 'SIGTRAP')) crashed.push(file)
     else failed.push(`${file} (${signal ? `signal ${signal}` : 'an assertion or its exit code'})`)
   }
