@@ -3,7 +3,7 @@
 // `jit_page_->allocations_.erase(addr) == 1`, and the process dies by SIGILL or SIGTRAP) after every assertion of
 // theirs had passed. Prints those files, one line, for `.ci/run` to run once more; exits 1, naming the others, if
 // any file failed any other way (or none is known to have failed), so that no real failure is ever run again.
-// Reads the run's raw TAP (`tap --output-file`, argv[2]): each file is a subtest, its own lines indented, then its
+// Reads the run's TAP (tap's `--reporter=tap` output, argv[2]): each file is a subtest, its own lines indented, then its
 // `ok` or `not ok` line at the top level with, when it failed, a YAML block saying how its process ended.
 import { readFileSync } from 'node:fs'
 
