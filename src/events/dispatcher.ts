@@ -1,8 +1,6 @@
-/// <reference path="../completions/undici-agent.d.ts" />
 import { isIP } from 'node:net'
 import type { Transport } from '../ops/transport.js'
-// undici's Agent and connector alone, as completions/dispatcher.ts imports its Agent: the package root would put all
-// of undici (fetch, WebSocket, caches, mocks) in the bundle, evaluated at every start.
+// undici's Agent and connector by their own paths (ops/undici.d.ts).
 import buildConnector from 'undici/lib/core/connect.js'
 import Agent from 'undici/lib/dispatcher/agent.js'
 import { checkedLookup, ForbiddenAddressError, isForbiddenAddress } from './address.js'

@@ -1,6 +1,5 @@
-/// <reference path="../completions/undici-agent.d.ts" />
 import type { Transport } from '../ops/transport.js'
-// undici's request API alone (called on the dispatcher given, whatever it is): see dispatcher.ts.
+// undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given.
 import request from 'undici/lib/api/api-request.js'
 import type { SignedHeaders } from './signature.js'
 

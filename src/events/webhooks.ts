@@ -1,4 +1,3 @@
-import type { Transport } from '../ops/transport.js'
 import { pruneAudit } from '../audit/log.js'
 import { pruneSpam } from '../leads/spam.js'
 import type { Config } from '../ops/config.js'
@@ -39,9 +38,9 @@ const onMail = (metrics: Metrics) =>
 // The delivery worker of this process (webhooks, and mail when it is on), with its dispatcher and metrics; `close`
 // stops it and gives its claims back (before the database closes).
 export function startWebhooks({ db, config, log, metrics, clock, mail, options = {} }: WebhooksDeps) {
-  const own: Transport | undefined = options.dispatcher
-    ? undefined
-    : createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+  const dispatcher = options.dispatcher ?? createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+  // Closed with the worker only when it is this process's own.
+  const own = dispatcher === options.dispatcher ? undefined : dispatcher
   const onOutcome = metrics.counterBy(
     'studio_webhook_attempts_total',
     'Webhook delivery attempts, by outcome: delivered, retry (failed, tried again later), failed (the schedule ' +
@@ -53,7 +52,7 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
     ...options,
     sql: db.sql,
     listen: db.raw,
-    dispatcher: (options.dispatcher ?? own) as Transport,
+    dispatcher,
     log,
     clock,
     timeoutMs: config.STUDIO_WEBHOOKS_TIMEOUT_MS,

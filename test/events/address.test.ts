@@ -1,4 +1,3 @@
-/// <reference path="../../src/completions/undici-agent.d.ts" />
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
