@@ -36,9 +36,8 @@ export async function seedKeyUsage(tx: postgres.TransactionSql, prefix: string, 
 // moves along.
 export async function moveKeyCount(tx: postgres.TransactionSql, from: string, to: string) {
   await tx`insert into quota_key_usage (prefix, month, used)
-           select ${from}, months.month, 0
-           from (select date_trunc('month', now() at time zone 'UTC')::date as start) this,
-             lateral (values (this.start), ((this.start + interval '1 month')::date)) as months(month)
+           values (${from}, date_trunc('month', now() at time zone 'UTC')::date, 0),
+                  (${from}, (date_trunc('month', now() at time zone 'UTC') + interval '1 month')::date, 0)
            on conflict do nothing`
   await tx`select 1 from quota_key_usage where prefix = ${from} for update`
   await tx`insert into quota_key_usage (prefix, month, used) select ${to}, month, used from quota_key_usage
