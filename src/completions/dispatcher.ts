@@ -1,3 +1,4 @@
+/// <reference path="../ops/undici.d.ts" />
 import type { Transport } from '../ops/transport.js'
 // undici's Agent by its own path (ops/undici.d.ts); `exchange.ts` calls its `dispatch`.
 import Agent from 'undici/lib/dispatcher/agent.js'

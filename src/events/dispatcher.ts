@@ -1,3 +1,4 @@
+/// <reference path="../ops/undici.d.ts" />
 import { isIP } from 'node:net'
 import type { Transport } from '../ops/transport.js'
 // undici's Agent and connector by their own paths (ops/undici.d.ts).

@@ -1,3 +1,4 @@
+/// <reference path="../ops/undici.d.ts" />
 import type { Transport } from '../ops/transport.js'
 // undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given.
 import request from 'undici/lib/api/api-request.js'

@@ -1,3 +1,4 @@
+/// <reference path="./undici.d.ts" />
 import type Agent from 'undici/lib/dispatcher/agent.js'
 
 // What the service's outbound HTTP needs of an undici dispatcher, as its Agents have it (ops/undici.d.ts): `dispatch`

@@ -1,3 +1,4 @@
+/// <reference path="../../src/ops/undici.d.ts" />
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
