@@ -1,6 +1,7 @@
 // A closed-loop HTTP load generator: `connections` keep-alive connections, each sending its next request as soon as
 // the previous answer is read, for `seconds`. Prints JSON: requests/s, exact latency percentiles (ms) to the whole
-// answer and to its first byte (the status line: `ttfb50`, `ttfb99`), status counts.
+// answer and to its first byte (the status line: `ttfb50`, `ttfb99`), status counts. With `stagger` (ms), connection i
+// starts i × stagger ms after the first (keep it within the warm-up), so that long answers do not stay in step.
 import { readFileSync } from 'node:fs'
 import { Pool } from 'undici'
 
@@ -13,6 +14,7 @@ const {
   connections = 20,
   seconds = 5,
   warmup = 1,
+  stagger = 0,
 } = JSON.parse(process.argv[2].startsWith('@') ? readFileSync(process.argv[2].slice(1), 'utf8') : process.argv[2])
 // With `keys`, each request carries the next key of the list (a realistic spread under a per-key rate limit).
 const headerSets = keys ? keys.map((k) => ({ ...headers, authorization: `Bearer ${k}` })) : [headers]
@@ -27,7 +29,8 @@ const all = {}
 let measuring = false
 let stop = false
 
-async function loop() {
+async function loop(_, i) {
+  if (stagger) await new Promise((r) => setTimeout(r, i * stagger))
   while (!stop) {
     const t0 = process.hrtime.bigint()
     try {
