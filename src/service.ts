@@ -132,9 +132,21 @@ async function openMail(config: Config, log: Logger, dashboardUrl: () => string 
   return { mailer, renderLead: leadMail(dashboardUrl), renderDisabled: disabledEndpointMail(dashboardUrl) }
 }
 
+// The upstream calls' dispatcher (the tests' own, or this process's): undici's chunk is loaded while the database
+// connects (ops/transport.ts) and stands before the server listens. A failed load is taken where `loaded` is
+// awaited; a start that fails before then does not also crash on it.
+function outbound(given: Transport | undefined) {
+  if (given) return { dispatcher: given, loaded: Promise.resolve() }
+  const dispatcher = createDispatcher()
+  const loaded = dispatcher.load()
+  loaded.catch(() => {})
+  return { dispatcher, loaded }
+}
+
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
   guardDriverRejections(log)
+  const { dispatcher, loaded } = outbound(opts.dispatcher)
   const db = opts.db ?? (await openDatabase(config))
   // A failed migration, or a database a newer release migrated (NewerDatabaseError): the pool it opened is closed.
   const applied = await migrate(db.sql).catch(async (e) => {
@@ -144,7 +156,6 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   if (applied.length) log.info('migrations applied', { applied })
   const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
   const origins = await openOriginSet(db.sql, keys, log)
-  const dispatcher = opts.dispatcher ?? createDispatcher()
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now
   const metrics = opts.metrics ?? createMetrics()
@@ -181,6 +192,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
       : undefined
   const { server } = createHttpServer({ ...limits, config, keys, log, routes, metrics, pages, tracer, origins })
+  await Promise.all([loaded, webhooks.ready])
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
   publicUrl ||= url

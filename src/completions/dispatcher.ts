@@ -1,13 +1,15 @@
 /// <reference path="../ops/undici.d.ts" />
-import type { Transport } from '../ops/transport.js'
-// undici's Agent by its own path (ops/undici.d.ts); `exchange.ts` calls its `dispatch`.
-import Agent from 'undici/lib/dispatcher/agent.js'
+import { type LazyTransport, lazyTransport } from '../ops/transport.js'
 
 // At most CONNECTIONS sockets to the upstream (calls beyond wait for one, in order), idle ones closed after 30 s:
 // what the pool holds is bounded, whatever the load.
 const CONNECTIONS = 256
 
-// The one keep-alive Agent for all upstream calls.
-export function createDispatcher(): Transport {
-  return new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: CONNECTIONS })
+// The one keep-alive Agent for all upstream calls (undici's Agent by its own path, ops/undici.d.ts), loaded as the
+// server starts (ops/transport.ts); `exchange.ts` calls its `dispatch`.
+export function createDispatcher(): LazyTransport {
+  return lazyTransport(async () => {
+    const { default: Agent } = await import('undici/lib/dispatcher/agent.js')
+    return new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: CONNECTIONS })
+  })
 }

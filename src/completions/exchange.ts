@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici'
-import type { Transport } from '../ops/transport.js'
+import type { Handler, Transport } from '../ops/transport.js'
 import type { CallAbort } from './abort.js'
 import { type UpstreamStream, UpstreamStreamError } from './stream.js'
 
@@ -110,6 +110,6 @@ export function exchange(
 ) {
   return new Promise<Answer>((resolve, reject) => {
     const collector = new Collector(abort, idHeader, resolve, reject, stream)
-    dispatcher.dispatch(opts, collector as unknown as Dispatcher.DispatchHandler)
+    dispatcher.dispatch(opts, collector as unknown as Handler)
   })
 }

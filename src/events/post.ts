@@ -1,13 +1,19 @@
 /// <reference path="../ops/undici.d.ts" />
 import type { Transport } from '../ops/transport.js'
-// undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given.
-import request from 'undici/lib/api/api-request.js'
 import type { SignedHeaders } from './signature.js'
 
 // One webhook POST. Success is a 2xx within `timeoutMs`; at most 64 KiB of the answer is read; a redirect is an
 // answer like any other (never followed).
 
 const ANSWER_LIMIT = 64 * 1024
+
+// undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given; loaded as the server
+// starts, with the dispatcher's Agent (events/webhooks.ts, ops/transport.ts), or else by the first delivery.
+let request: typeof import('undici/lib/api/api-request.js').default | undefined
+export async function loadRequestApi() {
+  request ??= (await import('undici/lib/api/api-request.js')).default
+  return request
+}
 
 export interface PostResult {
   status: number | null
@@ -39,6 +45,9 @@ async function readAnswer(body: AsyncIterable<Buffer> & { destroy(): void }): Pr
 }
 
 export async function postWebhook(dispatcher: Transport, post: Post): Promise<PostResult> {
+  // undici stands before the deadline starts (a delivery of the backlog may come as the server starts).
+  const call = request ?? (await loadRequestApi())
+  await dispatcher.load?.()
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   const deadline = AbortSignal.timeout(post.timeoutMs)
@@ -46,7 +55,7 @@ export async function postWebhook(dispatcher: Transport, post: Post): Promise<Po
   const url = new URL(post.url)
   let status: number | null = null
   try {
-    const res = await request.call(dispatcher, {
+    const res = await call.call(dispatcher, {
       origin: url.origin,
       path: url.pathname + url.search,
       method: 'POST',

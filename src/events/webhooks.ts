@@ -6,6 +6,7 @@ import type { Metrics } from '../ops/metrics.js'
 import { version } from '../ops/version.js'
 import type { Database } from '../storage/db.js'
 import { createWebhookDispatcher } from './dispatcher.js'
+import { loadRequestApi } from './post.js'
 import { mailLane, type RenderLeadMail } from './mail-lane.js'
 import { mailDisabledEndpoint, type RenderEndpointMail } from './mail-outbox.js'
 import type { Mailer } from './mailer.js'
@@ -38,9 +39,12 @@ const onMail = (metrics: Metrics) =>
 // The delivery worker of this process (webhooks, and mail when it is on), with its dispatcher and metrics; `close`
 // stops it and gives its claims back (before the database closes).
 export function startWebhooks({ db, config, log, metrics, clock, mail, options = {} }: WebhooksDeps) {
-  const dispatcher = options.dispatcher ?? createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
-  // Closed with the worker only when it is this process's own.
-  const own = dispatcher === options.dispatcher ? undefined : dispatcher
+  // This process's own dispatcher unless the tests give one: loaded now, with the request API (`ready`), and closed
+  // with the worker.
+  const own = options.dispatcher ? undefined : createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+  const dispatcher = options.dispatcher ?? own!
+  const ready = Promise.all([own?.load(), loadRequestApi()])
+  ready.catch(() => {}) // (taken by the server where it awaits `ready`)
   const onOutcome = metrics.counterBy(
     'studio_webhook_attempts_total',
     'Webhook delivery attempts, by outcome: delivered, retry (failed, tried again later), failed (the schedule ' +
@@ -85,6 +89,8 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
   )
   return {
     wake: worker.wake,
+    // Resolves when undici stands (ops/transport.ts): the server awaits it before it listens.
+    ready,
     async close() {
       await worker.close()
       await own?.close()
