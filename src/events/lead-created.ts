@@ -1,8 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { StoreLead } from '../api/leads.js'
 import { insertLead, insertLeads, isSpam, type LeadToInsert, type StoredLead } from '../leads/insert.js'
 import type { Sql } from '../storage/db.js'
 import { groupCommit } from '../storage/group-commit.js'
+import { randomBase64url } from '../storage/random-ids.js'
 import type { EventOf } from './catalogue.js'
 import { leadMailsOfEvents, queueLeadMails } from './mail-outbox.js'
 import { envelope, eventId, fanned, recordEvent, wakeColumn, wanting } from './outbox.js'
@@ -70,7 +71,7 @@ function leadCreated({ id, owner, lead }: LeadToInsert, createdAt: string): Even
 // of the lead's createdAt, which PostgreSQL replaces with the time it stores (the statement's; to the millisecond,
 // as the API answers it). The token is random, so no lead's text can hold it.
 function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify: boolean) {
-  const token = randomBytes(12).toString('base64url')
+  const token = randomBase64url(12)
   const evented = leads.filter((l) => !isSpam(l.lead))
   const ids = evented.map(() => eventId())
   const bodies = evented.map((l) => envelope(leadCreated(l, token), token))
