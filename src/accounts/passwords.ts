@@ -21,11 +21,17 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', N, R, P, salt.toString('base64url'), key.toString('base64url')].join('$')
 }
 
-// A hash to compare against when there is no user (or no password yet): the answer takes as long either way.
-const DUMMY = hashPassword(randomBytes(16).toString('hex'))
+// A hash to compare against when there is no user (or no password yet): the answer takes as long either way. Made
+// by the first call (the dashboard makes it as it starts, so that the first answer takes no longer either); a CLI
+// command, which never signs in, does not spend a scrypt (16 MiB) on it.
+let dummy: Promise<string> | undefined
+export const dummyHash = () => {
+  dummy ??= hashPassword(randomBytes(16).toString('hex'))
+  return dummy
+}
 
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const parts = (stored ?? (await DUMMY)).split('$')
+  const parts = (stored ?? (await dummyHash())).split('$')
   const [n, r, p] = parts.slice(1, 4).map(Number)
   const expected = Buffer.from(parts[5], 'base64url')
   const key = await derive(password, Buffer.from(parts[4], 'base64url'), n, r, p)
