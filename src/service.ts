@@ -169,7 +169,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // Links in mails and on the dashboard start with STUDIO_PUBLIC_URL, else with the listener's URL once it listens.
   let publicUrl = config.STUDIO_PUBLIC_URL ?? ''
   const mail = await openMail(config, log, () => (config.STUDIO_DASHBOARD === 'on' ? publicUrl : null))
-  const webhooks = startWebhooks({ db, config, log, metrics, clock, mail, options: opts.webhooks })
+  const webhooks = await startWebhooks({ db, config, log, metrics, clock, mail, options: opts.webhooks })
   const upstreams = createUpstreams(adaptersFor(config), { clock, metrics })
   const backups = startBackups(config, db, { log, metrics, ...opts.backups })
   const completions = {
@@ -192,7 +192,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
       : undefined
   const { server } = createHttpServer({ ...limits, config, keys, log, routes, metrics, pages, tracer, origins })
-  await Promise.all([loaded, webhooks.ready])
+  await loaded
   await listen(server, { port: config.PORT, host: config.HOST })
   const url = urlOf(server, config.HOST)
   publicUrl ||= url

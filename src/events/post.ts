@@ -7,8 +7,8 @@ import type { SignedHeaders } from './signature.js'
 
 const ANSWER_LIMIT = 64 * 1024
 
-// undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given; loaded as the server
-// starts, with the dispatcher's Agent (events/webhooks.ts, ops/transport.ts), or else by the first delivery.
+// undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given; loaded before the delivery
+// worker starts (events/webhooks.ts), or else by the first delivery.
 let request: typeof import('undici/lib/api/api-request.js').default | undefined
 export async function loadRequestApi() {
   request ??= (await import('undici/lib/api/api-request.js')).default
@@ -45,9 +45,7 @@ async function readAnswer(body: AsyncIterable<Buffer> & { destroy(): void }): Pr
 }
 
 export async function postWebhook(dispatcher: Transport, post: Post): Promise<PostResult> {
-  // undici stands before the deadline starts (a delivery of the backlog may come as the server starts).
   const call = request ?? (await loadRequestApi())
-  await dispatcher.load?.()
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   const deadline = AbortSignal.timeout(post.timeoutMs)

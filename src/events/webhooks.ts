@@ -37,14 +37,13 @@ const onMail = (metrics: Metrics) =>
   )
 
 // The delivery worker of this process (webhooks, and mail when it is on), with its dispatcher and metrics; `close`
-// stops it and gives its claims back (before the database closes).
-export function startWebhooks({ db, config, log, metrics, clock, mail, options = {} }: WebhooksDeps) {
-  // This process's own dispatcher unless the tests give one: loaded now, with the request API (`ready`), and closed
-  // with the worker.
-  const own = options.dispatcher ? undefined : createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
-  const dispatcher = options.dispatcher ?? own!
-  const ready = Promise.all([own?.load(), loadRequestApi()])
-  ready.catch(() => {}) // (taken by the server where it awaits `ready`)
+// stops it and gives its claims back (before the database closes). It starts once undici stands (ops/transport.ts),
+// so that no delivery, not even one of the backlog found at start, counts the load against its deadline.
+export async function startWebhooks({ db, config, log, metrics, clock, mail, options = {} }: WebhooksDeps) {
+  const dispatcher = options.dispatcher ?? createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
+  // Closed with the worker only when it is this process's own.
+  const own = dispatcher === options.dispatcher ? undefined : dispatcher
+  await Promise.all([dispatcher.load?.(), loadRequestApi()])
   const onOutcome = metrics.counterBy(
     'studio_webhook_attempts_total',
     'Webhook delivery attempts, by outcome: delivered, retry (failed, tried again later), failed (the schedule ' +
@@ -89,8 +88,6 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
   )
   return {
     wake: worker.wake,
-    // Resolves when undici stands (ops/transport.ts): the server awaits it before it listens.
-    ready,
     async close() {
       await worker.close()
       await own?.close()
