@@ -16,3 +16,7 @@ t.test('a token of any length, across the end of the pool', async (t) => {
   t.ok(tokens.every((s, i) => Buffer.from(s, 'base64url').length === 1 + (i % 40)))
   t.equal(new Set(tokens.filter((s) => s.length > 10)).size, tokens.filter((s) => s.length > 10).length)
 })
+
+t.test('a token longer than the pool comes whole', async (t) => {
+  t.equal(Buffer.from(randomBase64url(5000), 'base64url').length, 5000)
+})
