@@ -7,9 +7,6 @@ import { Ticket, type TicketOwner } from './ticket.js'
 // Batches of one account sent before the previous one answered: a batch arriving while one is under way waits in
 // PostgreSQL for the row lock (released at that batch's commit), not in this process for its answer.
 const BATCHES_IN_FLIGHT = 2
-// Overlap only with a wide margin: the count is this process's view, and calls of other processes (or more of this
-// one's arriving in a burst) spend the same units.
-const MARGIN = 4
 
 // What one process does with one account's units in one month: its tickets, the units it holds ahead (`free`), and
 // the changes it has yet to send, batched into one store call (at most BATCHES_IN_FLIGHT under way). Near the limit
@@ -46,8 +43,7 @@ export class AccountQuota implements TicketOwner {
     const now = this.deps.monotonic()
     this.rate.count(now)
     this.open++
-    const left = this.knowledge.unitsLeft(now)
-    const t = new Ticket(this, left !== undefined && left > MARGIN * this.open, onRefusal)
+    const t = new Ticket(this, this.knowledge.roomAlongside(this.open, now), onRefusal)
     if (this.free > 0) {
       this.free--
       t.commit()

@@ -1,7 +1,11 @@
+import { FLOOR } from './ahead.js'
 import type { Change, Counted } from './store.js'
 
 // Trust what the counts say for this long after another process was seen spending the account's units.
 const FOREIGN_MS = 10_000
+// Overlap only with a wide margin: the count is this process's view, and calls of other processes (or more of this
+// one's arriving in a burst) spend the same units.
+const MARGIN = 4
 
 // What this process knows of an account's units this month, from the store's answers to its own batches: units left
 // (under the limit, less what is spent and held by every process), and whether that can be trusted to decide that a
@@ -35,9 +39,18 @@ export class Knowledge {
   }
 
   // Units left when trusted (Infinity when unlimited), else undefined.
-  unitsLeft(now: number): number | undefined {
+  private unitsLeft(now: number): number | undefined {
     if (!this.answers) return undefined
     if (this.leftUnits === Number.POSITIVE_INFINITY) return this.leftUnits
     return this.answers > 1 && now - this.foreignAt > FOREIGN_MS ? this.leftUnits : undefined
+  }
+
+  // Whether the reservations of `open` calls of this process may run alongside their upstream calls: only far from
+  // the limit (FLOOR units or more left, trusted), with MARGIN units per call. Nearer, a burst of another process's
+  // calls can take what is left between two answers here, and a refusal would come after the upstream call began:
+  // tokens paid for an answer nobody gets.
+  roomAlongside(open: number, now: number): boolean {
+    const left = this.unitsLeft(now)
+    return left !== undefined && left >= FLOOR && left > MARGIN * open
   }
 }

@@ -25,7 +25,7 @@ export class Ticket {
 
   constructor(
     private readonly owner: TicketOwner,
-    // The reservation runs alongside the upstream call (see AccountQuota.overlaps); `onRefusal` aborts that call.
+    // The reservation runs alongside the upstream call (Knowledge.roomAlongside); `onRefusal` aborts that call.
     readonly overlapped: boolean,
     private readonly onRefusal: () => void
   ) {

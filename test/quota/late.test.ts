@@ -20,6 +20,8 @@ async function setup(t: Test, email: string, thirdFails: boolean) {
     ANTHROPIC_API_KEY: 'sk-test',
     ANTHROPIC_BASE_URL: upstream.url,
     STUDIO_DB_TIMEOUT_MS: '300',
+    // Far from the limit, where a reservation runs alongside its call (quota/knowledge.ts).
+    STUDIO_QUOTA_FREE: '2000',
   })
   const key = await s.key({ email })
   const post = () =>

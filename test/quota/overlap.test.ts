@@ -1,32 +1,48 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
 import { startTestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js'
 
 // The reservation runs alongside the upstream call only when this process knows (from two answers) that units are
-// left: a refusal then (another process spent the rest) aborts the call and answers 429; before that, and once
-// another process is seen spending, the reservation comes first and a refusal never reaches the upstream.
-t.test('a reservation refused while the call runs aborts it; then nothing reaches the upstream', async (t) => {
+// left, a thousand or more: a refusal then (another process spent the rest) aborts the call and answers 429. Before
+// that, nearer the limit, and once another process is seen spending, the reservation comes first and a refusal never
+// reaches the upstream.
+
+async function setup(t: Test, limit: number, email: string) {
   const slow = json(200, anthropicMessage())
   const upstream = await fakeUpstream(t, (req, res, seen) => setTimeout(() => slow(req, res, seen), 300))
   const s = await startTestServer(t, {
     ANTHROPIC_API_KEY: 'sk-test',
     ANTHROPIC_BASE_URL: upstream.url,
-    STUDIO_QUOTA_FREE: '10',
+    STUDIO_QUOTA_FREE: String(limit),
   })
-  const key = await s.key({ email: 'overlap@example.com' })
+  const key = await s.key({ email })
   const post = () =>
     s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: { messages: [{ role: 'user', content: 'hi' }] } })
-
   t.equal((await post()).status, 200, 'the first call (nothing known yet) reserves first and is answered')
   t.equal((await post()).status, 200, 'the second (one answer is not trusted yet) too')
   t.equal(upstream.seen.length, 2)
+  const refused = async () => {
+    const r = await post()
+    t.equal(r.status, 429)
+    t.equal(((await r.json()) as any).error.code, 'quota_exceeded')
+  }
+  return { s, upstream, post, refused }
+}
 
-  // Another process spends the eight units this one believes are left.
-  await s.db.sql`update quota_usage set used = 10`
-  const r = await post()
-  t.equal(r.status, 429)
-  t.equal(((await r.json()) as any).error.code, 'quota_exceeded')
+const outcomes = (s: Awaited<ReturnType<typeof startTestServer>>, n: number) =>
+  eventually(async () => {
+    const rows = await s.db.sql<{ outcome: string }[]>`select outcome from completions order by created_at`
+    return rows.length >= n && rows.map((o) => o.outcome)
+  })
+
+t.test('far from the limit, a reservation refused while the call runs aborts it; then nothing goes up', async (t) => {
+  const { s, upstream, post, refused } = await setup(t, 1010, 'overlap@example.com')
+
+  // Another process spends the 1008 units this one believes are left (this one's two spends may still be on their way:
+  // far from the limit, a spend goes with the next batch).
+  await s.db.sql`update quota_usage set used = used + 1008`
+  await refused()
   t.equal(upstream.seen.length, 3, 'the call had started alongside the reservation')
   await upstream.settled()
   t.equal(upstream.seen[2].aborted, true, 'and was aborted by the refusal')
@@ -35,14 +51,16 @@ t.test('a reservation refused while the call runs aborts it; then nothing reache
   t.equal(upstream.seen.length, 3, 'another process seen spending: refused before any upstream call')
 
   const [{ used }] = await s.db.sql`select used from quota_usage`
-  t.equal(used, 10, 'nothing was charged for the refused calls')
-  const outcomes = await eventually(async () => {
-    const rows = await s.db.sql<{ outcome: string }[]>`select outcome from completions order by created_at`
-    return rows.length >= 3 && rows
-  })
-  t.same(
-    outcomes.map((o) => o.outcome),
-    ['ok', 'ok', 'quota_exceeded'],
-    'the aborted call is recorded'
-  )
+  t.equal(used, 1010, 'nothing was charged for the refused calls')
+  t.same(await outcomes(s, 3), ['ok', 'ok', 'quota_exceeded'], 'the aborted call is recorded')
+})
+
+t.test('near the limit, the reservation always comes first: a refusal never reaches the upstream', async (t) => {
+  const { s, upstream, refused } = await setup(t, 10, 'near@example.com')
+
+  // Two answers trusted, eight units left by this process's count; another process spends them.
+  await s.db.sql`update quota_usage set used = used + 8`
+  await refused()
+  t.equal(upstream.seen.length, 2, 'no upstream call for the refused one')
+  t.same(await outcomes(s, 2), ['ok', 'ok'], 'a refusal before the call is no completion')
 })
