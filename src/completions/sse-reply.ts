@@ -59,14 +59,6 @@ export class SseReply {
     this.end(`event: error\ndata: ${errorJson}\n\n`)
   }
 
-  cork() {
-    if (this.opened) this.res.cork()
-  }
-
-  uncork() {
-    if (this.opened) this.res.uncork()
-  }
-
   // The reply's end without a last event (its client is gone).
   stop() {
     if (this.timer !== null) this.clock.clearTimeout(this.timer)

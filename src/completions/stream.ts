@@ -73,11 +73,11 @@ export class UpstreamStream {
     this.streamed = fresh()
   }
 
+  // The events of every chunk pushed in one tick leave in one write: node corks a response's socket at its first
+  // write of a tick until the next (a cork here, per chunk, would send each chunk's events on their own).
   push(chunk: Buffer) {
     if (this.failure) return
-    this.out.cork()
     this.parser.push(chunk)
-    this.out.uncork()
   }
 
   // The upstream's body is over.
