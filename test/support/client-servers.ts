@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { createServer as createHttpServer, request } from 'node:http'
-import { createServer as createTcpServer, type Socket } from 'node:net'
+import { connect, createServer as createTcpServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { anthropicMessage, anthropicStream, fakeUpstream, json, sse } from './fake-upstream.js'
@@ -20,7 +20,7 @@ const exec = promisify(execFile)
 //   after the server has answered it (the connection is destroyed instead).
 // - `warpURL`: an in-process server with STUDIO_RATE_LIMIT=2 whose limiter clock jumps forward 58.5 s on
 //   `POST controlURL`, so a 429's Retry-After is about a second instead of a minute.
-// - `refusedURL`: a port nothing listens on; `silentURL`: a server that accepts and never answers.
+// - `refusedURL`: port 1, where nothing listens; `silentURL`: a server that accepts and never answers.
 // A streamed completion (`stream: true`) is streamed upstream ('Hello', ', world'); one whose last message starts
 // with `die:` breaks off after its first delta, one starting with `hold:` waits there until its socket closes;
 // `GET closedURL` answers the last messages of the upstream calls whose socket closed before their end.
@@ -111,12 +111,18 @@ async function listen(t: Teardown, server: ReturnType<typeof createTcpServer> | 
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
+// Port 1, below the range port 0 is given from: no server of the run can come to listen there (a port freed after a
+// probe could be given to one, and a test meant to be refused would get its answer). Checked to refuse, once.
 async function refused() {
-  const probe = createTcpServer()
-  await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', ok))
-  const port = (probe.address() as AddressInfo).port
-  await new Promise((ok) => probe.close(ok))
-  return `http://127.0.0.1:${port}/api/v1`
+  await new Promise<void>((ok, fail) => {
+    const socket = connect(1, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      fail(new Error('something listens on 127.0.0.1:1; the client tests need it refused'))
+    })
+    socket.once('error', () => ok())
+  })
+  return 'http://127.0.0.1:1/api/v1'
 }
 
 function dropFirstResponse(t: Teardown, target: string) {
