@@ -207,15 +207,15 @@ export class AccountQuota implements TicketOwner {
       }
     })
     let spare = counted.granted
-    if (!batch.late) {
-      const refusal = counted.alive ? this.deps.exceeded(counted.limit ?? 0, counted.used + counted.held) : null
+    // Each refusal made (and counted in the metrics) for its own call, only when there is one.
+    if (!batch.late)
       for (const t of batch.tickets) {
         if (spare > 0) {
           spare--
           t.commit()
-        } else t.refuse(refusal ?? this.deps.unavailable())
+        } else if (counted.alive) t.refuse(this.deps.exceeded(counted.limit ?? 0, counted.used + counted.held))
+        else t.refuse(this.deps.unavailable())
       }
-    }
     if (batch.generation === this.generation && this.target() > 0) this.free += spare
     else this.giveBacks += spare
     if (counted.granted) this.deps.changed(this.accountId)

@@ -58,9 +58,12 @@ t.test('far from the limit, a reservation refused while the call runs aborts it;
 t.test('near the limit, the reservation always comes first: a refusal never reaches the upstream', async (t) => {
   const { s, upstream, refused } = await setup(t, 10, 'near@example.com')
 
+  const refusals = () => s.metric('studio_refused_total{reason="quota_exceeded"}')
+  t.equal(refusals(), 0, 'no refusal counted for the calls answered')
   // Two answers trusted, eight units left by this process's count; another process spends them.
   await s.db.sql`update quota_usage set used = used + 8`
   await refused()
+  t.equal(refusals(), 1, 'the refusal counted once')
   t.equal(upstream.seen.length, 2, 'no upstream call for the refused one')
   t.same(await outcomes(s, 2), ['ok', 'ok'], 'a refusal before the call is no completion')
 })
