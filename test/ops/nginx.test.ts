@@ -7,7 +7,7 @@ import t from 'tap'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { spawnServer } from '../support/processes.js'
 import { issueKey } from '../support/server.js'
-import { freePort } from '../support/pg.js'
+import { freePort } from '../support/ports.js'
 import { haveRedis, testRedis, uniquePrefix } from '../support/redis.js'
 import { eventually } from '../support/eventually.js'
 

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { freePort } from './ports.js'
 import type { Teardown } from './teardown.js'
 
 // A PostgreSQL server of the test's own, in a temporary directory on a free port, for the tests that stop it: never
@@ -22,17 +22,6 @@ export interface PrivatePostgres {
   // Stops (SIGSTOP) or resumes (SIGCONT) every process of the server: its connections stay open and answer nothing.
   freeze(): Promise<void>
   thaw(): Promise<void>
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer()
-    s.once('error', fail)
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => ok(port))
-    })
-  })
 }
 
 export async function privatePostgres(t: Teardown): Promise<PrivatePostgres> {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { eventually } from './eventually.js'
 import type { Teardown } from './teardown.js'
-import { freePort } from './pg.js'
+import { freePort } from './ports.js'
 
 // Redis for the tests: the machine's on 127.0.0.1:6379 (each test file under a key prefix of its own), or a
 // redis-server of the test's own on a free port, for the tests that stop it. `.ci/run` makes sure both can be had.
