@@ -38,7 +38,9 @@ const parseRetryAfter = (s: string | null): number | null => {
   return Number.isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000)
 }
 
+// (A streamed answer's text is empty: no SyntaxError thrown and caught for every stream.)
 const parseJson = (text: string): unknown => {
+  if (text === '') return undefined
   try {
     return JSON.parse(text)
   } catch {
