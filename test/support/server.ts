@@ -33,7 +33,7 @@ export interface TestServer extends Service {
   dbEnv: DbEnv
   key(input?: CreateKeyInput): Promise<string>
   fetch(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>
-  // The value of an unlabelled metric (NaN when it is not there).
+  // The value of a metric series as rendered: `name`, or `name{label="value"}` (NaN when it is not there).
   metric(name: string): number
 }
 
