@@ -38,9 +38,7 @@ const parseRetryAfter = (s: string | null): number | null => {
   return Number.isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000)
 }
 
-// (A streamed answer's text is empty: no SyntaxError thrown and caught for every stream.)
 const parseJson = (text: string): unknown => {
-  if (text === '') return undefined
   try {
     return JSON.parse(text)
   } catch {
@@ -108,22 +106,19 @@ async function once(
     const res = await exchange(opts.dispatcher, options, opts.abort, adapter.requestIdHeader, opts.stream)
     t.requestId = res.requestId === null ? null : res.requestId.slice(0, 200)
     t.status = res.statusCode
-    return judgeAnswer(adapter, res, parseJson(res.text), t, opts)
+    return judgeAnswer(adapter, res, t, opts)
   } catch (e) {
     return judgeError(e, t, opts)
   }
 }
 
-function judgeAnswer(
-  adapter: Adapter,
-  res: Pick<Answer, 'statusCode' | 'retryAfter'>,
-  body: unknown,
-  t: Try,
-  opts: CallOptions
-): Outcome {
+// The body is parsed only when it is read: a streamed answer's went to the stream (its text is empty).
+function judgeAnswer(adapter: Adapter, res: Answer, t: Try, opts: CallOptions): Outcome {
   const status = res.statusCode
-  if (status >= 200 && status < 300) {
-    if (opts.stream) return { done: { completion: null, requestId: t.requestId, attempts: t.attempt } }
+  const ok = status >= 200 && status < 300
+  if (ok && opts.stream) return { done: { completion: null, requestId: t.requestId, attempts: t.attempt } }
+  const body = parseJson(res.text)
+  if (ok) {
     try {
       return { done: { completion: adapter.parse(body), requestId: t.requestId, attempts: t.attempt } }
     } catch (e) {
