@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process'
 import { createServer as createHttpServer, request } from 'node:http'
-import { connect, createServer as createTcpServer, type Socket } from 'node:net'
+import { createServer as createTcpServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
 import { anthropicMessage, anthropicStream, fakeUpstream, json, sse } from './fake-upstream.js'
 import { buildBundle } from './bundle.js'
 import { testDatabase } from './database.js'
+import { refusedPort } from './ports.js'
 import { spawnServer } from './processes.js'
 import { issuedKeys, startTestServer } from './server.js'
 import type { Teardown } from './teardown.js'
@@ -82,7 +83,7 @@ export async function clientServers(t: Teardown) {
     warpURL: `${warped.url}/api/v1`,
     warpKey: () => warped.key(),
     controlURL: control,
-    refusedURL: await refused(),
+    refusedURL: `http://127.0.0.1:${await refusedPort()}/api/v1`,
     closedURL: await listen(
       t,
       createHttpServer((_req, res) => {
@@ -109,20 +110,6 @@ async function listen(t: Teardown, server: ReturnType<typeof createTcpServer> | 
     return new Promise((ok) => server.close(ok))
   })
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-}
-
-// Port 1, below the range port 0 is given from: no server of the run can come to listen there (a port freed after a
-// probe could be given to one, and a test meant to be refused would get its answer). Checked to refuse, once.
-async function refused() {
-  await new Promise<void>((ok, fail) => {
-    const socket = connect(1, '127.0.0.1')
-    socket.once('connect', () => {
-      socket.destroy()
-      fail(new Error('something listens on 127.0.0.1:1; the client tests need it refused'))
-    })
-    socket.once('error', () => ok())
-  })
-  return 'http://127.0.0.1:1/api/v1'
 }
 
 function dropFirstResponse(t: Teardown, target: string) {

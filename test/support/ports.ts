@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 
-// A free port for a server a test starts on a port of its own choosing (PostgreSQL, Redis, nginx), and may stop and
-// start again on the same port. Taken below the range the kernel gives port 0 from (Linux: ip_local_port_range):
-// every other server of the run listens on port 0, so none can be given this one meanwhile, as it could a port freed
-// after a probe. Where that range is not known, the kernel's own choice.
+// Ports the tests can rely on, all outside the range the kernel gives port 0 from (Linux: ip_local_port_range), where
+// every other server of the run listens: one where nothing listens, and a free one for a server a test starts on a
+// port of its own choosing (PostgreSQL, Redis, nginx) and may stop and start again on it. None can be given to another
+// server meanwhile, as a port freed after a probe could. Where that range is not known, the kernel's own choice.
 
 const LOW = 10_000
 
@@ -37,4 +37,17 @@ export async function freePort(): Promise<number> {
   const port = await bindable(0)
   if (port === null) throw new Error('no free port on 127.0.0.1')
   return port
+}
+
+// Port 1, where nothing listens (checked once): a test meant to be refused is refused.
+export async function refusedPort(): Promise<number> {
+  await new Promise<void>((ok, fail) => {
+    const socket = connect(1, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      fail(new Error('something listens on 127.0.0.1:1; the tests need it refused'))
+    })
+    socket.once('error', () => ok())
+  })
+  return 1
 }
