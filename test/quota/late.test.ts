@@ -4,6 +4,7 @@ import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.j
 import { openTestDatabase } from '../support/database.js'
 import { startTestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js'
+import { nothingHeldAhead } from '../support/held-ahead.js'
 
 // A reservation that outlives its deadline (the quota row locked by another connection): its late commit is given
 // back even when the server shuts down meanwhile, and an overlapped call that fails on its own keeps its own error.
@@ -28,6 +29,7 @@ async function setup(t: Test, email: string, thirdFails: boolean) {
     s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: { messages: [{ role: 'user', content: 'hi' }] } })
   t.equal((await post()).status, 200)
   t.equal((await post()).status, 200, 'two answers: this process now overlaps its reservations')
+  await nothingHeldAhead(s)
   const other = postgres(s.config.DATABASE_URL as string, { max: 1, onnotice: () => {} })
   t.teardown(() => other.end())
   const [{ account_id }] = await s.db.sql<{ account_id: string }[]>`select account_id from quota_usage`

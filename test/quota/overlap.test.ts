@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
 import { openTestDatabase } from '../support/database.js'
+import { nothingHeldAhead } from '../support/held-ahead.js'
 import { startTestServer, type TestServer } from '../support/server.js'
 
 // The reservation runs alongside the upstream call only when this process knows (from two answers) that units are
@@ -22,6 +23,7 @@ async function setup(t: Test, limit: number, email: string) {
   t.equal((await post()).status, 200, 'the first call (nothing known yet) reserves first and is answered')
   t.equal((await post()).status, 200, 'the second (one answer is not trusted yet) too')
   t.equal(upstream.seen.length, 2)
+  await nothingHeldAhead(s)
   const refused = async () => {
     const r = await post()
     t.equal(r.status, 429)
