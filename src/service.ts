@@ -160,7 +160,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const clock = opts.clock ?? Date.now
   const metrics = opts.metrics ?? createMetrics()
   const [quota, tracer] = await Promise.all([openQuota(db, config, log, clock, metrics), openTracer(config, log)])
-  const ticker = setInterval(quota.tick, QUOTA_TICK_MS).unref()
+  quota.run(QUOTA_TICK_MS)
   // A plan or a key's own cap changed: what this process holds ahead under the old one is given back.
   keys.onAccountChange(quota.drop)
   keys.onKeysChange((prefixes) => prefixes.forEach(quota.drop))
@@ -234,7 +234,6 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         origins.close()
         // Calls a forced close aborted still give their units back (bounded: their upstream calls are aborted).
         await quota.settled(SETTLE_MS)
-        clearInterval(ticker)
         // No request can make an event any more: the webhook worker stops and gives back what it had claimed.
         await webhooks.close()
         mail?.mailer.close()

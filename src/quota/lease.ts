@@ -18,6 +18,9 @@ export class Lease {
 
   fresh = () => this.monotonic() - this.renewedAt < this.leaseMs / 2
 
+  // How long until a renewal is due: 0 when it is, or one is under way (or the last one failed: it is tried again).
+  dueIn = () => (this.renewing ? 0 : Math.max(0, this.leaseMs / 3 - (this.monotonic() - this.renewedAt)))
+
   async renew() {
     const started = this.monotonic()
     try {

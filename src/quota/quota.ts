@@ -10,6 +10,7 @@ import { limitFor, type QuotaLimits } from './plans.js'
 import type { QuotaStore, UnitStore } from './store.js'
 import { type QuotaTicket, TicketPair } from './ticket-pair.js'
 import type { Ticket } from './ticket.js'
+import { realTimer, type TickTimer, Ticker } from './ticker.js'
 
 export interface QuotaDeps {
   store: QuotaStore
@@ -21,6 +22,8 @@ export interface QuotaDeps {
   clock?: () => number
   monotonic?: () => number
   leaseMs: number
+  // The timer `run` ticks on (tests pass their own).
+  timer?: TickTimer
   timeoutMs?: number
   deadlineError?: () => Error
   // A quota_exceeded or key_quota_exceeded refusal, counted by the metrics.
@@ -28,13 +31,14 @@ export interface QuotaDeps {
 }
 
 // An account the process has not touched for this long is forgotten (what it knew is asked again).
-const FORGET_MS = 60_000
+export const FORGET_MS = 60_000
 
 // The monthly AI quota: one AccountQuota per account this process serves this month, over a store shared by every
 // process (src/quota/store.ts). The invariant, kept by the store under each account's row lock: units spent plus units
 // held by live processes never exceed the limit, so no account gets more answers than its plan allows, and units a
-// dead process held come back once its lease (leaseMs) runs out. `tick` (every 50 ms from the service) renews the
-// lease, sends the spends of answers released far from the limit, and gives back what idle accounts hold ahead.
+// dead process held come back once its lease (leaseMs) runs out. `tick` renews the lease, sends the spends of answers
+// released far from the limit, and gives back what idle accounts hold ahead; `run` ticks while the process serves an
+// account (ticker.ts), and otherwise only when the lease is due.
 // A key with a monthly cap of its own is one more AccountQuota (by its prefix, never a uuid) over its own counts in
 // the store: its calls hold a unit of the key's and one of the account's (TicketPair).
 export class Quota {
@@ -50,6 +54,7 @@ export class Quota {
   private readonly idle: (() => void)[] = []
   private open = 0
   private closing = false
+  private ticker: Ticker | null = null
 
   constructor(private readonly deps: QuotaDeps) {
     this.now = deps.clock ?? Date.now
@@ -105,6 +110,11 @@ export class Quota {
     const t = aq.ticket(abort)
     t.onEnd = this.ended
     return t
+  }
+
+  run(everyMs: number) {
+    const busy = () => this.accounts.size > 0 || this.retired.size > 0
+    this.ticker = new Ticker(this.tick, busy, this.lease.dueIn, everyMs, this.deps.timer ?? realTimer)
   }
 
   tick = () => {
@@ -170,6 +180,7 @@ export class Quota {
   async close() {
     if (this.closing) return
     this.closing = true
+    this.ticker?.stop()
     for (const aq of [...this.accounts.values()]) this.retire(aq)
     const drained = this.drain()
     const bound = this.deps.timeoutMs
@@ -196,6 +207,7 @@ export class Quota {
     if (aq) this.retire(aq)
     const fresh = new AccountQuota(accountId, month, deps)
     this.accounts.set(accountId, fresh)
+    this.ticker?.wake()
     return fresh
   }
 
