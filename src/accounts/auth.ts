@@ -121,27 +121,24 @@ export function createKeyStore(
     return entry
   }
 
+  // One round trip: the database's time, and the keys and accounts changed since the last look.
   async function refresh() {
-    const [{ now }] = await sql<{ now: Date }[]>`select now()`
-    const rows = since
-      ? await sql<
-          { prefix: string; updated_at: Date }[]
-        >`select prefix, updated_at from api_keys where updated_at > ${since}`
-      : []
-    const accounts =
-      since && accountListeners.length
-        ? await sql<{ id: string }[]>`select id from accounts where updated_at > ${since}`
-        : []
+    const changed = await sql<{ kind: 'now' | 'key' | 'account'; id: string; at: Date }[]>`
+      select 'now'::text as kind, ''::text as id, now() as at
+      union all select 'key', prefix, updated_at from api_keys where updated_at > ${since}
+      union all select 'account', id::text, updated_at from accounts where updated_at > ${since}`
+    const now = changed.find((r) => r.kind === 'now')!.at
     since = new Date(now.getTime() - 5000)
-    for (const a of accounts) accountListeners.forEach((fn) => fn(a.id))
-    if (rows.length) {
-      const prefixes = rows.map((r) => r.prefix)
+    const keys = changed.filter((r) => r.kind === 'key')
+    for (const r of changed) if (r.kind === 'account') accountListeners.forEach((fn) => fn(r.id))
+    if (keys.length) {
+      const prefixes = keys.map((r) => r.id)
       keyListeners.forEach((fn) => fn(prefixes))
     }
-    for (const r of rows) {
-      const entry = cache.get(r.prefix)
-      if (entry === undefined || (entry && entry.updatedAt === r.updated_at.getTime())) continue
-      cache.delete(r.prefix)
+    for (const r of keys) {
+      const entry = cache.get(r.id)
+      if (entry === undefined || (entry && entry.updatedAt === r.at.getTime())) continue
+      cache.delete(r.id)
     }
   }
 
