@@ -57,8 +57,8 @@ export interface Recorder {
   close(): Promise<void>
 }
 
-// Completion records are written in batches off the response path; a failed batch is kept and retried, and
-// close() writes whatever is left, so a clean shutdown loses nothing.
+// Completion records are written in batches off the response path, at most flushMs after they are recorded; a failed
+// batch is kept and retried, and close() writes whatever is left, so a clean shutdown loses nothing.
 export function createRecorder(
   sql: Sql,
   log: Logger,
@@ -87,16 +87,30 @@ export function createRecorder(
       })
       .finally(() => (flushing = null)))
 
-  const timer = setInterval(() => flush().catch(() => {}), flushMs).unref()
+  // A timer only while rows wait (an idle process does not wake for nothing): set by the first row after a flush,
+  // and again after a flush that left rows (a failed batch is retried flushMs later).
+  let timer: NodeJS.Timeout | null = null
+  let closed = false
+  const arm = () => {
+    if (!closed) timer ??= setTimeout(due, flushMs).unref()
+  }
+  const due = () => {
+    timer = null
+    flush()
+      .catch(() => {})
+      .finally(() => pending.length && arm())
+  }
 
   return {
     record(row) {
       pending.push(row)
       if (pending.length >= batch) flush().catch(() => {})
+      arm()
     },
     flush,
     async close() {
-      clearInterval(timer)
+      closed = true
+      if (timer) clearTimeout(timer)
       await flushing?.catch(() => {})
       for (let i = 0; i < 3 && pending.length > 0; i++) {
         try {
