@@ -15,25 +15,26 @@ import { eventually } from '../support/eventually.js'
 interface Timeout {
   fn: () => void
   ms: number
-  cleared: boolean
+  // Cleared by the ticker, or fired by the test: no longer pending either way.
+  done: boolean
 }
 
 function testTimer() {
   const set: Timeout[] = []
   const timer: TickTimer = {
     set: (fn, ms) => {
-      const x = { fn, ms, cleared: false }
+      const x = { fn, ms, done: false }
       set.push(x)
       return x
     },
     clear: (x) => {
-      ;(x as Timeout).cleared = true
+      ;(x as Timeout).done = true
     },
   }
-  const pending = () => set.filter((x) => !x.cleared && !(x as { fired?: boolean }).fired)
+  const pending = () => set.filter((x) => !x.done)
   const fire = () => {
     const [next] = pending()
-    ;(next as { fired?: boolean }).fired = true
+    next.done = true
     next.fn()
   }
   return { timer, pending, fire }
