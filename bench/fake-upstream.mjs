@@ -1,8 +1,8 @@
 // A fake Anthropic Messages API answering every call after a fixed delay (argv[2], ms). A call asking to stream
 // (`"stream":true` in its body) gets the Messages stream's real events instead: message_start, content_block_start
-// and a ping in the first write (after the delay), then DELTAS (argv[3]) content_block_delta events, one write each,
-// one every EVERY ms (argv[4]; one ticker for all the streams), then content_block_stop, message_delta (stop reason,
-// usage) and message_stop in the last write.
+// and a ping in the first write (after the delay), then DELTAS (argv[3]) content_block_delta events, or the call's
+// max_tokens if fewer, one write each, one every EVERY ms (argv[4]; one ticker for all the streams), then
+// content_block_stop, message_delta (stop reason, usage) and message_stop in the last write.
 import { createServer } from 'node:http'
 
 const delay = Number(process.argv[2] ?? 20)
@@ -32,23 +32,29 @@ const WORDS = ['Hello', ' from', ' the', ' bench', ',', ' one', ' piece', ' at',
 const deltas = Array.from({ length: DELTAS }, (_, i) =>
   event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: WORDS[i % WORDS.length] } })
 )
-const tail =
-  event('content_block_stop', { index: 0 }) +
-  event('message_delta', {
-    delta: { stop_reason: 'end_turn', stop_sequence: null },
-    usage: { output_tokens: DELTAS },
-  }) +
-  event('message_stop', {})
+// The last write of a stream of n deltas, made once for each n.
+const tails = new Map()
+function tailOf(n) {
+  let tail = tails.get(n)
+  if (tail === undefined) {
+    tail =
+      event('content_block_stop', { index: 0 }) +
+      event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: n } }) +
+      event('message_stop', {})
+    tails.set(n, tail)
+  }
+  return tail
+}
 
 // The streams under way: each gets its next delta at every tick.
 const streams = new Set()
 let ticker = null
 function tick() {
   for (const s of streams) {
-    if (s.next < deltas.length) s.res.write(deltas[s.next++])
+    if (s.next < s.n) s.res.write(deltas[s.next++])
     else {
       streams.delete(s)
-      s.res.end(tail)
+      s.res.end(tailOf(s.n))
     }
   }
   if (streams.size === 0) {
@@ -78,7 +84,8 @@ const server = createServer((req, res) => {
         'request-id': 'req_bench',
       })
       res.write(head)
-      streams.add({ res, next: 0 })
+      const maxTokens = Number(JSON.parse(body).max_tokens)
+      streams.add({ res, next: 0, n: maxTokens > 0 ? Math.min(DELTAS, maxTokens) : DELTAS })
       ticker ??= setInterval(tick, EVERY)
     }, delay)
   )

@@ -6,14 +6,21 @@
 // second in all, so that neither server is saturated and the first byte measures the path, not a queue). The
 // connections start 50 ms apart, spread over one stream's second: started together, their streams stay in step, and
 // every first byte waits behind the other 19 requests of its burst (about 3 ms added at p50, 4 ms even for the
-// relay), which measures the burst, not the path; clients do not arrive in step.
+// relay), which measures the burst, not the path; clients do not arrive in step. Each round also streams SHORT deltas
+// (the call's max_tokens) through both: the two lengths split the CPU per completion into a part per delta and a part
+// per call, which says where a gap between the two servers lies.
 import { pathToFileURL } from 'node:url'
 
 const STAGGER_MS = Number(process.env.BENCH_STREAM_STAGGER_MS ?? 50)
 const messages = [{ role: 'user', content: 'Say hello' }]
 // What the client sends the service, and what the service sends upstream (the relay's client sends that itself).
-const viaBody = JSON.stringify({ messages, max_tokens: 1024, stream: true })
-const relayBody = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages, stream: true })
+const viaBody = (maxTokens) => JSON.stringify({ messages, max_tokens: maxTokens, stream: true })
+const relayBody = (maxTokens) =>
+  JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: maxTokens, messages, stream: true })
+// The fake upstream sends 200 deltas, or max_tokens if fewer: short streams of SHORT deltas split each server's CPU per
+// completion into a part per delta (the slope from SHORT to 200) and a part per call (what is left at SHORT).
+const SHORT = 10
+const LONG = 200
 
 // c: { url, keys, proxyUrl, studio, proxy, ROUNDS, load, withCpu, median, row, fmt, log }. Returns the added time to
 // first byte at p50 (ms) and the CPU ratio, for the summary.
@@ -28,11 +35,14 @@ export function measureStream(c) {
     stagger: STAGGER_MS,
     ...extra,
   })
-  const via = []
-  const relayed = []
+  const through = (n) => post(`${c.url}/api/v1/ai/completions`, viaBody(n), { keys: c.keys })
+  const around = (n) => post(`${c.proxyUrl}/v1/messages`, relayBody(n))
+  const [via, relayed, viaShort, relayedShort] = [[], [], [], []]
   for (let i = 0; i < c.ROUNDS; i++) {
-    via.push(c.withCpu(c.studio, () => c.load(post(`${c.url}/api/v1/ai/completions`, viaBody, { keys: c.keys }))))
-    relayed.push(c.withCpu(c.proxy, () => c.load(post(`${c.proxyUrl}/v1/messages`, relayBody))))
+    via.push(c.withCpu(c.studio, () => c.load(through(1024))))
+    relayed.push(c.withCpu(c.proxy, () => c.load(around(1024))))
+    viaShort.push(c.withCpu(c.studio, () => c.load(through(SHORT))))
+    relayedShort.push(c.withCpu(c.proxy, () => c.load(around(SHORT))))
   }
   const added = {}
   for (const p of ['ttfb50', 'ttfb99']) {
@@ -57,7 +67,18 @@ export function measureStream(c) {
     a / b,
     `studio vs the bare relay; target ≤ 1.5: ${a / b <= 1.5 ? 'met' : 'NOT met'}`
   )
-  const bad = via.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
+  const [as, bs] = [perCall(viaShort), perCall(relayedShort)]
+  const [da, db] = [((a - as) / (LONG - SHORT)) * 1000, ((b - bs) / (LONG - SHORT)) * 1000]
+  c.row('stream CPU µs per delta (slope)', c.fmt(da, 2), c.fmt(db, 2), da / db, `${SHORT} → ${LONG} deltas`)
+  const [fa, fb] = [as - (SHORT * da) / 1000, bs - (SHORT * db) / 1000]
+  c.row(
+    'stream CPU ms per call besides deltas',
+    c.fmt(fa, 3),
+    c.fmt(fb, 3),
+    fa / fb,
+    'what the slope leaves at 0 deltas'
+  )
+  const bad = [...via, ...viaShort].flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
   if (bad.length) c.row('stream non-200', bad.join(','), '', null, 'errors!')
   return { ttfbAdded: added.ttfb50, cpuRatio: a / b }
 }
