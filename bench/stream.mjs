@@ -17,8 +17,8 @@ const messages = [{ role: 'user', content: 'Say hello' }]
 const viaBody = (maxTokens) => JSON.stringify({ messages, max_tokens: maxTokens, stream: true })
 const relayBody = (maxTokens) =>
   JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: maxTokens, messages, stream: true })
-// The fake upstream sends 200 deltas, or max_tokens if fewer: short streams of SHORT deltas split each server's CPU per
-// completion into a part per delta (the slope from SHORT to 200) and a part per call (what is left at SHORT).
+// The fake upstream sends a call's max_tokens deltas (200 at most): LONG and SHORT deltas split each server's CPU per
+// completion into a part per delta (the slope from SHORT to LONG) and a part per call (what is left at 0).
 const SHORT = 10
 const LONG = 200
 
@@ -39,8 +39,8 @@ export function measureStream(c) {
   const around = (n) => post(`${c.proxyUrl}/v1/messages`, relayBody(n))
   const [via, relayed, viaShort, relayedShort] = [[], [], [], []]
   for (let i = 0; i < c.ROUNDS; i++) {
-    via.push(c.withCpu(c.studio, () => c.load(through(1024))))
-    relayed.push(c.withCpu(c.proxy, () => c.load(around(1024))))
+    via.push(c.withCpu(c.studio, () => c.load(through(LONG))))
+    relayed.push(c.withCpu(c.proxy, () => c.load(around(LONG))))
     viaShort.push(c.withCpu(c.studio, () => c.load(through(SHORT))))
     relayedShort.push(c.withCpu(c.proxy, () => c.load(around(SHORT))))
   }
