@@ -1,12 +1,35 @@
 import { build } from 'esbuild'
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
+import { dirname, join, sep } from 'node:path'
 
 const migrations = readdirSync('sql')
   .filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f))
   .sort()
   .map((name) => ({ name, sql: readFileSync(join('sql', name), 'utf8') }))
+
+// Two of our dependencies load a Node module at their start that a start does not use, and each costs milliseconds
+// of every cold start: undici's HTTP/2 client (node:http2; we never ask for h2, so no socket negotiates it) and
+// postgres.js's node:tls (used only for a connection with `ssl`, and then loaded on that connection's first use).
+const lean = {
+  name: 'lean-start',
+  setup(b) {
+    b.onResolve({ filter: /client-h2\.js$/ }, (a) =>
+      a.importer.includes(`${sep}undici${sep}`) ? { path: 'client-h2', namespace: 'lean' } : undefined
+    )
+    b.onResolve({ filter: /^(node:)?tls$/ }, (a) =>
+      a.importer.includes(`${sep}postgres${sep}`) ? { path: 'tls', namespace: 'lean' } : undefined
+    )
+    b.onLoad({ filter: /^client-h2$/, namespace: 'lean' }, () => ({
+      contents: "module.exports = () => { throw new Error('HTTP/2 is not in this build') }",
+      loader: 'js',
+    }))
+    b.onLoad({ filter: /^tls$/, namespace: 'lean' }, () => ({
+      contents: "export default { connect: (...args) => require('node:tls').connect(...args) }",
+      loader: 'js',
+    }))
+  },
+}
 
 const out = process.env.STUDIO_BUILD_OUTDIR || 'dist'
 rmSync(out, { recursive: true, force: true })
@@ -28,6 +51,7 @@ await build({
     STUDIO_VERSION: JSON.stringify(JSON.parse(readFileSync('package.json', 'utf8')).version),
   },
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  plugins: [lean],
   logLevel: 'warning',
 })
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { promisify } from 'node:util'
@@ -70,5 +70,31 @@ t.test(
   { skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set' },
   async (t) => {
     await walkThrough(t, await testDatabase(t))
+  }
+)
+
+// Node modules our dependencies load at their start but a start never uses: undici's HTTP/2 client (node:http2) and
+// postgres.js's node:tls, each milliseconds of every cold start. build.mjs leaves the first out and loads the second
+// on a connection's first use of TLS.
+t.test(
+  'a start loads neither node:http2 nor node:tls; TLS still loads when asked for',
+  { skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set' },
+  async (t) => {
+    const env = await testDatabase(t)
+    const [hook, list] = [join(dir, 'loaded.mjs'), join(dir, 'loaded.txt')]
+    const write = `writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n'))`
+    writeFileSync(hook, `import { writeFileSync } from 'node:fs'\nprocess.on('SIGTERM', () => ${write})\n`)
+    const server = await serve({ ...env, NODE_OPTIONS: `--import=${hook}` })
+    t.equal((await fetch(`${server.url}/healthz`)).status, 200)
+    await server.stop()
+    const builtins = readFileSync(list, 'utf8').split('\n')
+    t.ok(builtins.includes('NativeModule net'), 'the hook saw the builtins')
+    t.notOk(builtins.includes('NativeModule http2'), 'no node:http2')
+    t.notOk(builtins.includes('NativeModule tls'), 'no node:tls')
+
+    const url = new URL(env.DATABASE_URL)
+    url.searchParams.set('sslmode', 'require')
+    const refused = await cli(['keys', 'list'], { DATABASE_URL: url.toString() }).catch((e) => e)
+    t.match(refused.stderr, /TLS|SSL/, `postgres.js asked for TLS and got node:tls: ${refused.stderr}`)
   }
 )
