@@ -21,17 +21,20 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', N, R, P, salt.toString('base64url'), key.toString('base64url')].join('$')
 }
 
-// A hash to compare against when there is no user (or no password yet): the answer takes as long either way. Made
-// by the first call (the dashboard makes it as it starts, so that the first answer takes no longer either); a CLI
-// command, which never signs in, does not spend a scrypt (16 MiB) on it.
-let dummy: Promise<string> | undefined
-export const dummyHash = () => {
-  dummy ??= hashPassword(randomBytes(16).toString('hex'))
-  return dummy
-}
+// A hash to compare against when there is no user (or no password yet), so that the answer takes as long either way:
+// the scrypt of a random password that was thrown away, with this file's parameters. A constant, so that no start
+// spends a scrypt (16 MiB, tens of milliseconds of a core) on making one; it never matches (`stored` is null).
+const DUMMY_HASH = [
+  'scrypt',
+  N,
+  R,
+  P,
+  'QNSJ5mERU-isN6A8s1wTUQ',
+  'k6HeABeL5MQYmfegVX4-HTIlJY27Ejmezsko72JZ5qYhXSCbdSod3l43D1gKX7EeoAzyoqSXyjLvo918SiWJdQ',
+].join('$')
 
 export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
-  const parts = (stored ?? (await dummyHash())).split('$')
+  const parts = (stored ?? DUMMY_HASH).split('$')
   const [n, r, p] = parts.slice(1, 4).map(Number)
   const expected = Buffer.from(parts[5], 'base64url')
   const key = await derive(password, Buffer.from(parts[4], 'base64url'), n, r, p)

@@ -1,4 +1,4 @@
-import { dummyHash, hashPassword, MIN_PASSWORD, passwordProblem } from '../accounts/passwords.js'
+import { hashPassword, MIN_PASSWORD, passwordProblem } from '../accounts/passwords.js'
 import { createSession, endSession } from '../accounts/sessions.js'
 import { createSigninLink, linkIsValid, redeemLink } from '../accounts/signin-links.js'
 import { signinFailed, userByEmail, userByPassword } from '../accounts/users.js'
@@ -75,8 +75,6 @@ async function validLink(sql: Sql, ctx: PageCtx) {
 }
 
 export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWindow; email: SlidingWindow }): Page[] {
-  // The hash a sign-in without a user compares against is made now, so that the first such answer is not slower.
-  void dummyHash()
   const tooMany = () => new ApiError('rate_limited', 'Too many sign-in attempts; wait a few minutes and try again.')
   const mail = mailIsOn(deps.config)
   const limit = (ctx: PageCtx, email: string) => {
