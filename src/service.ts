@@ -132,21 +132,24 @@ async function openMail(config: Config, log: Logger, dashboardUrl: () => string 
   return { mailer, renderLead: leadMail(dashboardUrl), renderDisabled: disabledEndpointMail(dashboardUrl) }
 }
 
-// The upstream calls' dispatcher (the tests' own, or this process's): undici's chunk is loaded while the database
-// connects (ops/transport.ts) and stands before the server listens. A failed load is taken where `loaded` is
-// awaited; a start that fails before then does not also crash on it.
-function outbound(given: Transport | undefined) {
-  if (given) return { dispatcher: given, loaded: Promise.resolve() }
+// The upstream calls' dispatcher (the tests' own, or this process's). Undici's chunk loads once the server listens
+// (`begin`), off the start's path; a call made before it stands waits for it (ops/transport.ts). A failed load fails
+// each call through its handler, and is logged.
+function outbound(given: Transport | undefined, log: Logger) {
+  if (given) return { dispatcher: given, begin: () => {} }
   const dispatcher = createDispatcher()
-  const loaded = dispatcher.load()
-  loaded.catch(() => {})
-  return { dispatcher, loaded }
+  const begin = () =>
+    void dispatcher.load().catch((e) => log.error('undici did not load: upstream calls fail', { err: String(e) }))
+  return { dispatcher, begin }
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
   guardDriverRejections(log)
-  const { dispatcher, loaded } = outbound(opts.dispatcher)
+  const { dispatcher, begin } = outbound(opts.dispatcher, log)
+  // What waits for the server to listen: undici's loads, the webhook worker. Never settled when the start fails.
+  let listened = () => {}
+  const listening = new Promise<void>((ok) => (listened = ok))
   const db = opts.db ?? (await openDatabase(config))
   // A failed migration, or a database a newer release migrated (NewerDatabaseError): the pool it opened is closed.
   const applied = await migrate(db.sql).catch(async (e) => {
@@ -169,7 +172,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // Links in mails and on the dashboard start with STUDIO_PUBLIC_URL, else with the listener's URL once it listens.
   let publicUrl = config.STUDIO_PUBLIC_URL ?? ''
   const mail = await openMail(config, log, () => (config.STUDIO_DASHBOARD === 'on' ? publicUrl : null))
-  const webhooks = await startWebhooks({ db, config, log, metrics, clock, mail, options: opts.webhooks })
+  const webhooks = startWebhooks({ db, config, log, metrics, clock, mail, options: opts.webhooks, after: listening })
   const upstreams = createUpstreams(adaptersFor(config), { clock, metrics })
   const backups = startBackups(config, db, { log, metrics, ...opts.backups })
   const completions = {
@@ -192,8 +195,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
       : undefined
   const { server } = createHttpServer({ ...limits, config, keys, log, routes, metrics, pages, tracer, origins })
-  await loaded
   await listen(server, { port: config.PORT, host: config.HOST })
+  listened()
+  begin()
   const url = urlOf(server, config.HOST)
   publicUrl ||= url
   const { port } = server.address() as AddressInfo

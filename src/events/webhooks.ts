@@ -23,6 +23,8 @@ export interface WebhooksDeps {
   mail?: { mailer: Mailer; renderLead: RenderLeadMail; renderDisabled: RenderEndpointMail }
   // Tests: a dispatcher of their own, a fixed random, a shorter poll.
   options?: Partial<Pick<WorkerOptions, 'dispatcher' | 'random' | 'pollMs' | 'concurrency'>>
+  // What the worker starts after (the server listening), and undici's chunks load after: a start does neither.
+  after?: Promise<unknown>
 }
 
 const OUTCOMES = ['delivered', 'retry', 'failed', 'disable'] as const
@@ -39,11 +41,18 @@ const onMail = (metrics: Metrics) =>
 // The delivery worker of this process (webhooks, and mail when it is on), with its dispatcher and metrics; `close`
 // stops it and gives its claims back (before the database closes). It starts once undici stands (ops/transport.ts),
 // so that no delivery, not even one of the backlog found at start, counts the load against its deadline.
-export async function startWebhooks({ db, config, log, metrics, clock, mail, options = {} }: WebhooksDeps) {
+export function startWebhooks({ db, config, log, metrics, clock, mail, options = {}, after }: WebhooksDeps) {
   const dispatcher = options.dispatcher ?? createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
   // Closed with the worker only when it is this process's own.
   const own = dispatcher === options.dispatcher ? undefined : dispatcher
-  await Promise.all([dispatcher.load?.(), loadRequestApi()])
+  // Loaded before the first delivery needs them, or by it (a failed load fails that delivery, which is retried).
+  void Promise.resolve(after).then(
+    () =>
+      Promise.all([dispatcher.load?.(), loadRequestApi()]).catch((e) =>
+        log.warn('webhook worker: undici did not load', { err: String(e) })
+      ),
+    () => {}
+  )
   const onOutcome = metrics.counterBy(
     'studio_webhook_attempts_total',
     'Webhook delivery attempts, by outcome: delivered, retry (failed, tried again later), failed (the schedule ' +
@@ -62,6 +71,7 @@ export async function startWebhooks({ db, config, log, metrics, clock, mail, opt
     userAgent: `Studio-Webhooks/${version}`,
     onOutcome,
     onDisabled: mail && mailDisabledEndpoint(mail.renderDisabled),
+    after,
     prunes: [(now) => pruneAudit(db.sql, now, config.STUDIO_AUDIT_RETENTION_DAYS), (now) => pruneSpam(db.sql, now)],
     lanes: mail
       ? [

@@ -41,6 +41,8 @@ export interface WorkerOptions {
   onDisabled?: OnDisabled
   // Other old rows this worker deletes at each hourly prune (the audit log's, leads kept as spam).
   prunes?: ((now: Date) => Promise<unknown>)[]
+  // The worker's LISTEN and first round wait for this (the server listening: a start is not slowed by them).
+  after?: Promise<unknown>
 }
 
 export interface DeliveryWorker {
@@ -163,11 +165,19 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     }
   }
 
-  const listening = (o.listen ?? sql).listen(WAKE_CHANNEL, wake).catch((e) => {
-    log.warn('webhook worker: no LISTEN, polling only', { err: String(e) })
-    return null
-  })
-  const running = loop()
+  const begun = (o.after ?? Promise.resolve()).then(
+    () => !stop.signal.aborted,
+    () => false
+  )
+  const listening = begun.then((go) =>
+    go
+      ? (o.listen ?? sql).listen(WAKE_CHANNEL, wake).catch((e) => {
+          log.warn('webhook worker: no LISTEN, polling only', { err: String(e) })
+          return null
+        })
+      : null
+  )
+  const running = begun.then((go) => (go ? loop() : undefined))
   return {
     wake,
     backlog: waiting.value,
