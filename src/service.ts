@@ -25,7 +25,8 @@ import type { CallOptions } from './completions/call.js'
 import { healthRoutes } from './api/health.js'
 import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
-import { createDashboard } from './dashboard/dashboard.js'
+import { lazyDashboard } from './dashboard/lazy.js'
+import type { DashboardDeps } from './dashboard/page.js'
 import { EVENT_ENVELOPES } from './events/catalogue.js'
 import { startWebhooks, type WebhooksDeps } from './events/webhooks.js'
 import { type LeadOutbox, storeLeadWithEvent } from './events/lead-created.js'
@@ -143,6 +144,12 @@ function outbound(given: Transport | undefined, log: Logger) {
   return { dispatcher, begin }
 }
 
+// The dashboard, when it is on: its pages load at the first page request (dashboard/lazy.ts).
+const dashboardPages = (deps: DashboardDeps, log: Logger) =>
+  deps.config.STUDIO_DASHBOARD === 'on'
+    ? lazyDashboard(async () => (await import('./dashboard/dashboard.js')).createDashboard(deps, log), log)
+    : undefined
+
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
   guardDriverRejections(log)
@@ -190,10 +197,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     ...apiRoutes(db.sql, keys, completions, { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw }),
     ...healthRoutes(db, () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() })),
   ]
-  const pages =
-    config.STUDIO_DASHBOARD === 'on'
-      ? createDashboard({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
-      : undefined
+  const pages = dashboardPages({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
   const { server } = createHttpServer({ ...limits, config, keys, log, routes, metrics, pages, tracer, origins })
   await listen(server, { port: config.PORT, host: config.HOST })
   listened()

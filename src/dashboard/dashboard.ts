@@ -11,6 +11,7 @@ import { html, Html } from './html.js'
 import { bare, canManage } from './layout.js'
 import { keyLimitPages } from './key-limits.js'
 import { keysPages } from './keys.js'
+import { ownsDashboardPath } from './lazy.js'
 import { leadsPages } from './leads.js'
 import type { DashboardDeps, Outcome, Page, PageCtx } from './page.js'
 import { redirect, SECURITY_HEADERS, sendHtml } from './respond.js'
@@ -146,7 +147,7 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
   }
 
   return {
-    owns: (path: string) => path === '/' || path === '/dashboard' || path.startsWith('/dashboard/'),
+    owns: ownsDashboardPath,
     handle,
     close() {
       attempts.address.close()

@@ -40,10 +40,10 @@ async function walkThrough(t: Test, env: Record<string, string>) {
 }
 
 // Every start parses and evaluates dist/studio.mjs and the chunks it imports statically, whole (the rest are chunks
-// loaded when used: PGlite, mail, tracing, undici). The root of undici (fetch, WebSocket, caches, mocks) put it at
-// 808 KiB and the cold start at 3.2x bare node's; its Agent alone was half of what a start loaded, so `serve` loads
-// it once it listens, and CLI commands never do.
-t.test('what every start loads is small: no undici', async (t) => {
+// loaded when used: PGlite, mail, tracing, undici, the dashboard's pages). The root of undici (fetch, WebSocket,
+// caches, mocks) put it at 808 KiB and the cold start at 3.2x bare node's; its Agent alone was half of what a start
+// loaded, so `serve` loads it once it listens, and CLI commands never do.
+t.test('what every start loads is small: no undici, no dashboard', async (t) => {
   const dist = dirname(bin)
   // The bundle and every chunk it imports statically, directly or through another (`from"./…"`, `import"./…"`).
   const loaded = [basename(bin)]
@@ -51,6 +51,7 @@ t.test('what every start loads is small: no undici', async (t) => {
     const text = readFileSync(join(dist, file), 'utf8')
     t.notMatch(text, 'fetch failed', `undici's fetch is not in ${file}`)
     t.notMatch(text, 'ClientDestroyedError', `undici's client is not in ${file}`)
+    t.notMatch(text, 'There is no page here.', `the dashboard's pages are not in ${file}`)
     for (const [, chunk] of text.matchAll(/(?:from|import)\s*"\.\/([\w-]+\.mjs)"/g))
       if (!loaded.includes(chunk)) loaded.push(chunk)
   }
