@@ -133,17 +133,6 @@ async function openMail(config: Config, log: Logger, dashboardUrl: () => string 
   return { mailer, renderLead: leadMail(dashboardUrl), renderDisabled: disabledEndpointMail(dashboardUrl) }
 }
 
-// The upstream calls' dispatcher (the tests' own, or this process's). Undici's chunk loads once the server listens
-// (`begin`), off the start's path; a call made before it stands waits for it (ops/transport.ts). A failed load fails
-// each call through its handler, and is logged.
-function outbound(given: Transport | undefined, log: Logger) {
-  if (given) return { dispatcher: given, begin: () => {} }
-  const dispatcher = createDispatcher()
-  const begin = () =>
-    void dispatcher.load().catch((e) => log.error('undici did not load: upstream calls fail', { err: String(e) }))
-  return { dispatcher, begin }
-}
-
 // The dashboard, when it is on: its pages load at the first page request (dashboard/lazy.ts).
 const dashboardPages = (deps: DashboardDeps, log: Logger) =>
   deps.config.STUDIO_DASHBOARD === 'on'
@@ -153,8 +142,9 @@ const dashboardPages = (deps: DashboardDeps, log: Logger) =>
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
   guardDriverRejections(log)
-  const { dispatcher, begin } = outbound(opts.dispatcher, log)
-  // What waits for the server to listen: undici's loads, the webhook worker. Never settled when the start fails.
+  // The upstream calls' dispatcher: the tests' own, or this process's (its undici chunk loads at the first call).
+  const dispatcher = opts.dispatcher ?? createDispatcher()
+  // The webhook worker starts once the server listens. Never settled when the start fails.
   let listened = () => {}
   const listening = new Promise<void>((ok) => (listened = ok))
   const db = opts.db ?? (await openDatabase(config))
@@ -201,7 +191,6 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const { server } = createHttpServer({ ...limits, config, keys, log, routes, metrics, pages, tracer, origins })
   await listen(server, { port: config.PORT, host: config.HOST })
   listened()
-  begin()
   const url = urlOf(server, config.HOST)
   publicUrl ||= url
   const { port } = server.address() as AddressInfo

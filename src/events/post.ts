@@ -7,10 +7,9 @@ import type { SignedHeaders } from './signature.js'
 
 const ANSWER_LIMIT = 64 * 1024
 
-// undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given; loaded before the delivery
-// worker starts (events/webhooks.ts), or else by the first delivery.
+// undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given; loaded by the first delivery.
 let request: typeof import('undici/lib/api/api-request.js').default | undefined
-export async function loadRequestApi() {
+async function loadRequestApi() {
   request ??= (await import('undici/lib/api/api-request.js')).default
   return request
 }

@@ -6,7 +6,6 @@ import type { Metrics } from '../ops/metrics.js'
 import { version } from '../ops/version.js'
 import type { Database } from '../storage/db.js'
 import { createWebhookDispatcher } from './dispatcher.js'
-import { loadRequestApi } from './post.js'
 import { mailLane, type RenderLeadMail } from './mail-lane.js'
 import { mailDisabledEndpoint, type RenderEndpointMail } from './mail-outbox.js'
 import type { Mailer } from './mailer.js'
@@ -23,7 +22,7 @@ export interface WebhooksDeps {
   mail?: { mailer: Mailer; renderLead: RenderLeadMail; renderDisabled: RenderEndpointMail }
   // Tests: a dispatcher of their own, a fixed random, a shorter poll.
   options?: Partial<Pick<WorkerOptions, 'dispatcher' | 'random' | 'pollMs' | 'concurrency'>>
-  // What the worker starts after (the server listening), and undici's chunks load after: a start does neither.
+  // What the worker starts after (the server listening). Undici's chunks load at the first delivery.
   after?: Promise<unknown>
 }
 
@@ -45,14 +44,6 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
   const dispatcher = options.dispatcher ?? createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
   // Closed with the worker only when it is this process's own.
   const own = dispatcher === options.dispatcher ? undefined : dispatcher
-  // Loaded before the first delivery needs them, or by it (a failed load fails that delivery, which is retried).
-  void Promise.resolve(after).then(
-    () =>
-      Promise.all([dispatcher.load?.(), loadRequestApi()]).catch((e) =>
-        log.warn('webhook worker: undici did not load', { err: String(e) })
-      ),
-    () => {}
-  )
   const onOutcome = metrics.counterBy(
     'studio_webhook_attempts_total',
     'Webhook delivery attempts, by outcome: delivered, retry (failed, tried again later), failed (the schedule ' +

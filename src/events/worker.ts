@@ -41,7 +41,8 @@ export interface WorkerOptions {
   onDisabled?: OnDisabled
   // Other old rows this worker deletes at each hourly prune (the audit log's, leads kept as spam).
   prunes?: ((now: Date) => Promise<unknown>)[]
-  // The worker's LISTEN and first round wait for this (the server listening: a start is not slowed by them).
+  // The worker's LISTEN and first round wait for this and a poll more, at most 1 s (the server listening: neither a
+  // start nor its first requests wait for them).
   after?: Promise<unknown>
 }
 
@@ -67,6 +68,27 @@ function backlogGauge(sql: Sql) {
       counted = performance.now()
     },
   }
+}
+
+// With `after` (the server listening), the worker's first round and its LISTEN wait that long more (a poll, at most
+// this), so that the first requests come before them.
+const START_DELAY_MS = 1000
+
+// True once `after` and then `delayMs` have passed (at once without `after`); false if `signal` aborts first.
+function startsAfter(after: Promise<unknown> | undefined, delayMs: number, signal: AbortSignal): Promise<boolean> {
+  if (!after) return Promise.resolve(!signal.aborted)
+  return after.then(
+    () =>
+      new Promise<boolean>((ok) => {
+        const timer = setTimeout(() => ok(!signal.aborted), delayMs)
+        const stop = () => {
+          clearTimeout(timer)
+          ok(false)
+        }
+        signal.addEventListener('abort', stop, { once: true })
+      }),
+    () => false
+  )
 }
 
 // Delivers due webhooks until closed: claims up to `concurrency` at a time (each lane at most once per `claimGapMs`),
@@ -165,18 +187,9 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     }
   }
 
-  const begun = (o.after ?? Promise.resolve()).then(
-    () => !stop.signal.aborted,
-    () => false
-  )
-  const listening = begun.then((go) =>
-    go
-      ? (o.listen ?? sql).listen(WAKE_CHANNEL, wake).catch((e) => {
-          log.warn('webhook worker: no LISTEN, polling only', { err: String(e) })
-          return null
-        })
-      : null
-  )
+  const begun = startsAfter(o.after, Math.min(pollMs, START_DELAY_MS), stop.signal)
+  const noListen = (e: unknown) => log.warn('webhook worker: no LISTEN, polling only', { err: String(e) })
+  const listening = begun.then((go) => (go ? (o.listen ?? sql).listen(WAKE_CHANNEL, wake).catch(noListen) : null))
   const running = begun.then((go) => (go ? loop() : undefined))
   return {
     wake,

@@ -16,10 +16,9 @@ export type Handler = Dispatcher.DispatchHandler & { onError(err: Error): void }
 
 // A Transport whose Agent is made from a dynamic import (its own chunk in the bundle) when `load` is first called, or
 // at its first dispatch: undici is about half of the JavaScript a start would otherwise load and evaluate, and a
-// process that never calls out (a CLI command) never loads it. The server calls `load` once it listens, so that no
-// start waits for the chunk. Dispatches made while it loads are handed to it in order once it stands (a first call
-// within milliseconds of the start waits for it); a failure to load fails each of them through its handler, as a
-// failed connection would.
+// process that never calls out (a CLI command) never loads it, and no start waits for it. Dispatches made while it
+// loads are handed to it in order once it stands (the first call waits for the chunk, milliseconds); a failure to
+// load fails each of them through its handler, as a failed connection would.
 export interface LazyTransport extends Transport {
   load(): Promise<void>
 }

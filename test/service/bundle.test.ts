@@ -42,7 +42,7 @@ async function walkThrough(t: Test, env: Record<string, string>) {
 // Every start parses and evaluates dist/studio.mjs and the chunks it imports statically, whole (the rest are chunks
 // loaded when used: PGlite, mail, tracing, undici, the dashboard's pages). The root of undici (fetch, WebSocket,
 // caches, mocks) put it at 808 KiB and the cold start at 3.2x bare node's; its Agent alone was half of what a start
-// loaded, so `serve` loads it once it listens, and CLI commands never do.
+// loaded, so only the first upstream call or delivery loads it, and CLI commands never do.
 t.test('what every start loads is small: no undici, no dashboard', async (t) => {
   const dist = dirname(bin)
   // The bundle and every chunk it imports statically, directly or through another (`from"./…"`, `import"./…"`).
