@@ -30,7 +30,7 @@ import {
 import { measureLeads } from './leads.mjs'
 import { measureScale } from './scale.mjs'
 import { measureStream } from './stream.mjs'
-import { NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
+import { DROPPED_ENV, NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
 import { ensureWrk, wrkLoad } from './wrk.mjs'
 
 // ---- setup
@@ -348,7 +348,9 @@ console.log(
     UNIT_ENV
   )
     .map(([k, v]) => `${k}=${v} `)
-    .join('')}node ${NODE_FLAGS.join(' ') || '(no flags)'} dist/studio.mjs serve, LOG_LEVEL=info to a file\n`
+    .join('')}node ${NODE_FLAGS.join(' ') || '(no flags)'} dist/studio.mjs serve, LOG_LEVEL=info to a file${
+    DROPPED_ENV.length ? `; every process started without ${DROPPED_ENV.join(', ')}` : ''
+  }\n`
 )
 console.log(line(['measure', 'studio', 'baseline', 'ratio', 'load by', 'note']))
 console.log(line(['---', '---', '---', '---', '---', '---']))
