@@ -11,15 +11,21 @@ const migrations = readdirSync('sql')
 // Two of our dependencies load a Node module at their start that a start does not use, and each costs milliseconds
 // of every cold start: undici's HTTP/2 client (node:http2; we never ask for h2, so no socket negotiates it) and
 // postgres.js's node:tls (used only for a connection with `ssl`, and then loaded on that connection's first use).
+// A release of either that no longer has the import fails the build, rather than leaving the plugin unused.
+const inPackage = (file, name) => file.includes(`${sep}node_modules${sep}${name}${sep}`)
 const lean = {
   name: 'lean-start',
   setup(b) {
+    const replaced = new Set()
+    const replace = (path) => replaced.add(path) && { path, namespace: 'lean' }
     b.onResolve({ filter: /client-h2\.js$/ }, (a) =>
-      a.importer.includes(`${sep}undici${sep}`) ? { path: 'client-h2', namespace: 'lean' } : undefined
+      inPackage(a.importer, 'undici') ? replace('client-h2') : undefined
     )
-    b.onResolve({ filter: /^(node:)?tls$/ }, (a) =>
-      a.importer.includes(`${sep}postgres${sep}`) ? { path: 'tls', namespace: 'lean' } : undefined
-    )
+    b.onResolve({ filter: /^(node:)?tls$/ }, (a) => (inPackage(a.importer, 'postgres') ? replace('tls') : undefined))
+    b.onEnd(() => {
+      const missing = ['client-h2', 'tls'].filter((p) => !replaced.has(p))
+      if (missing.length) throw new Error(`lean-start: no ${missing.join(', ')} import found; review build.mjs`)
+    })
     b.onLoad({ filter: /^client-h2$/, namespace: 'lean' }, () => ({
       contents: "module.exports = () => { throw new Error('HTTP/2 is not in this build') }",
       loader: 'js',
