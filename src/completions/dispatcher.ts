@@ -5,8 +5,8 @@ import { type LazyTransport, lazyTransport } from '../ops/transport.js'
 // what the pool holds is bounded, whatever the load.
 const CONNECTIONS = 256
 
-// The one keep-alive Agent for all upstream calls (undici's Agent by its own path, ops/undici.d.ts), loaded as the
-// server starts (ops/transport.ts); `exchange.ts` calls its `dispatch`.
+// The one keep-alive Agent for all upstream calls (undici's Agent by its own path, ops/undici.d.ts), loaded by the
+// first call (ops/transport.ts: milliseconds, once, within that call's deadline); `exchange.ts` calls its `dispatch`.
 export function createDispatcher(): LazyTransport {
   return lazyTransport(async () => {
     const { default: Agent } = await import('undici/lib/dispatcher/agent.js')

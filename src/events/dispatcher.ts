@@ -3,7 +3,7 @@ import { isIP } from 'node:net'
 import { type LazyTransport, lazyTransport } from '../ops/transport.js'
 import { checkedLookup, ForbiddenAddressError, isForbiddenAddress } from './address.js'
 
-// The undici Agent webhooks are posted through, loaded as the server starts (undici's Agent and connector by their
+// The undici Agent webhooks are posted through, loaded by the first delivery (undici's Agent and connector by their
 // own paths, ops/undici.d.ts; ops/transport.ts). Unless private addresses are allowed, its connections go only to
 // addresses that were checked: a host name is resolved by a lookup that refuses forbidden addresses (and the socket
 // connects to what it returned), an IP literal is checked as it is.

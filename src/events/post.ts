@@ -43,8 +43,11 @@ async function readAnswer(body: AsyncIterable<Buffer> & { destroy(): void }): Pr
   return Buffer.concat(chunks).subarray(0, ANSWER_LIMIT).toString('utf8')
 }
 
+// The first delivery loads undici (its request API and the dispatcher's Agent) before its deadline starts; a failed
+// load throws, and the delivery is tried again when its claim lapses.
 export async function postWebhook(dispatcher: Transport, post: Post): Promise<PostResult> {
   const call = request ?? (await loadRequestApi())
+  await dispatcher.load?.()
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   const deadline = AbortSignal.timeout(post.timeoutMs)

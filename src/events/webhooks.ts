@@ -38,8 +38,8 @@ const onMail = (metrics: Metrics) =>
   )
 
 // The delivery worker of this process (webhooks, and mail when it is on), with its dispatcher and metrics; `close`
-// stops it and gives its claims back (before the database closes). It starts once undici stands (ops/transport.ts),
-// so that no delivery, not even one of the backlog found at start, counts the load against its deadline.
+// stops it and gives its claims back (before the database closes). Its first round comes after `after` (the server
+// listening) and a poll; undici loads at the first delivery, before its deadline starts (post.ts).
 export function startWebhooks({ db, config, log, metrics, clock, mail, options = {}, after }: WebhooksDeps) {
   const dispatcher = options.dispatcher ?? createWebhookDispatcher(config.STUDIO_WEBHOOKS_ALLOW_PRIVATE)
   // Closed with the worker only when it is this process's own.
