@@ -80,11 +80,15 @@ function startsAfter(after: Promise<unknown> | undefined, delayMs: number, signa
   return after.then(
     () =>
       new Promise<boolean>((ok) => {
-        const timer = setTimeout(() => ok(!signal.aborted), delayMs)
+        if (signal.aborted) return ok(false)
         const stop = () => {
           clearTimeout(timer)
           ok(false)
         }
+        const timer = setTimeout(() => {
+          signal.removeEventListener('abort', stop)
+          ok(true)
+        }, delayMs)
         signal.addEventListener('abort', stop, { once: true })
       }),
     () => false
