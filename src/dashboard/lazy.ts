@@ -24,10 +24,11 @@ export function lazyDashboard(load: () => Promise<Pages>, log: Logger): Pages {
   return {
     owns: ownsDashboardPath,
     async handle(req, res, id, headers) {
+      const attempt = (loading ??= load())
       try {
-        loaded ??= await (loading ??= load())
+        loaded ??= await attempt
       } catch (e) {
-        loading = undefined
+        if (loading === attempt) loading = undefined
         log.error('the dashboard did not load', { id }, e)
         const page = html`<div class="card"><h1>Unavailable</h1><p>The dashboard did not load; try again.</p></div>`
         return sendHtml(res, 503, bare('Unavailable', page), headers)
