@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { PageHandler } from '../http/server.js'
 import type { Logger } from '../ops/log.js'
 import { html } from './html.js'
 import { bare } from './layout.js'
@@ -8,37 +8,36 @@ import { sendHtml } from './respond.js'
 export const ownsDashboardPath = (path: string) =>
   path === '/' || path === '/dashboard' || path.startsWith('/dashboard/')
 
-export interface Pages {
-  owns(path: string): boolean
-  handle(req: IncomingMessage, res: ServerResponse, id: string, headers: string[]): Promise<void>
+export interface Pages extends PageHandler {
   close(): void
 }
 
 // The dashboard's code (its pages, stylesheet and script) is a chunk of its own, loaded by the first request for a
 // page rather than by every start: a start does not compile it, and a process that serves no page never loads it.
-// A failed load answers that request with an error page and is tried again by the next.
+// A failed load answers that request with an error page and is tried again by the next; a load that lands after
+// `close` is closed then.
 export function lazyDashboard(load: () => Promise<Pages>, log: Logger): Pages {
   let loading: Promise<Pages> | undefined
-  let loaded: Pages | undefined
-  let closed = false
   return {
     owns: ownsDashboardPath,
     async handle(req, res, id, headers) {
       const attempt = (loading ??= load())
+      let pages: Pages
       try {
-        loaded ??= await attempt
+        pages = await attempt
       } catch (e) {
         if (loading === attempt) loading = undefined
         log.error('the dashboard did not load', { id }, e)
         const page = html`<div class="card"><h1>Unavailable</h1><p>The dashboard did not load; try again.</p></div>`
         return sendHtml(res, 503, bare('Unavailable', page), headers)
       }
-      if (closed) loaded.close()
-      return loaded.handle(req, res, id, headers)
+      return pages.handle(req, res, id, headers)
     },
     close() {
-      closed = true
-      loaded?.close()
+      void loading?.then(
+        (pages) => pages.close(),
+        () => {}
+      )
     },
   }
 }

@@ -41,7 +41,8 @@ interface Routed {
   key: boolean
 }
 
-interface PageHandler {
+// What serves the paths it owns outside the API's routes (the dashboard).
+export interface PageHandler {
   owns(path: string): boolean
   handle(req: IncomingMessage, res: ServerResponse, id: string, headers: string[]): Promise<void>
 }

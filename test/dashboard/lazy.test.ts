@@ -39,3 +39,29 @@ t.test('a failed load is an error page, and the next request loads again', async
   t.equal(loads, 2, 'two requests at once share one load')
   t.ok(pages.owns('/dashboard/keys') && pages.owns('/') && !pages.owns('/api/v1/me'), 'its paths, known unloaded')
 })
+
+t.test('a load that lands after close is closed', async (t) => {
+  let land: (p: Pages) => void = () => {}
+  let asked: () => void = () => {}
+  const loadAsked = new Promise<void>((ok) => (asked = ok))
+  let closed = 0
+  const load = () =>
+    new Promise<Pages>((ok) => {
+      land = ok
+      asked()
+    })
+  const pages = lazyDashboard(load, captureLogger())
+  const server = createServer((req, res) => void pages.handle(req, res, 'req-1', []))
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok))
+  t.teardown(() => server.close())
+  const answer = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/dashboard`)
+  await loadAsked
+  pages.close()
+  land({
+    owns: () => true,
+    handle: async (_req, res) => void res.writeHead(200).end(),
+    close: () => closed++,
+  })
+  t.equal((await answer).status, 200, 'the request that started the load is answered')
+  t.equal(closed, 1, 'the dashboard that landed after close is closed')
+})
