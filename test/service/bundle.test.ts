@@ -95,7 +95,11 @@ t.test(
 
     const url = new URL(env.DATABASE_URL)
     url.searchParams.set('sslmode', 'require')
-    const refused = await cli(['keys', 'list'], { DATABASE_URL: url.toString() }).catch((e) => e)
-    t.match(refused.stderr, /TLS|SSL/, `postgres.js asked for TLS and got node:tls: ${refused.stderr}`)
+    // A PostgreSQL without SSL refuses the handshake, one with SSL takes it: either way, node:tls was loaded.
+    const overTls = await cli(['keys', 'list'], { DATABASE_URL: url.toString() }).then(
+      () => ({ ok: true, stderr: '' }),
+      (e) => ({ ok: false, stderr: String(e.stderr) })
+    )
+    t.ok(overTls.ok || /TLS|SSL/.test(overTls.stderr), `postgres.js asked for TLS and got node:tls: ${overTls.stderr}`)
   }
 )
