@@ -4,7 +4,7 @@ import type { Route } from './http/route.js'
 import { createKeyStore, type KeyStore } from './accounts/auth.js'
 import { openOriginSet } from './accounts/origins.js'
 import type { Config } from './ops/config.js'
-import { deadlineError, openDatabase, type Database, type Sql } from './storage/db.js'
+import { deadlineError, openDatabase, skipTypeFetches, type Database, type Sql } from './storage/db.js'
 import { isDatabaseDown } from './storage/database-down.js'
 import type { Logger } from './ops/log.js'
 import { createMetrics, type Metrics } from './ops/metrics.js'
@@ -139,6 +139,19 @@ const dashboardPages = (deps: DashboardDeps, log: Logger) =>
     ? lazyDashboard(async () => (await import('./dashboard/dashboard.js')).createDashboard(deps, log), log)
     : undefined
 
+// The tests' database or a new pool, migrated. A failed migration, or a database a newer release migrated
+// (NewerDatabaseError): the pool it opened is closed.
+async function openMigrated(config: Config, { db: given, log }: ServiceOptions): Promise<Database> {
+  const db = given ?? (await openDatabase(config))
+  const applied = await migrate(db.sql).catch(async (e) => {
+    if (!given) await db.close()
+    throw e
+  })
+  if (applied.length) log.info('migrations applied', { applied })
+  skipTypeFetches(db.raw)
+  return db
+}
+
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const { log } = opts
   guardDriverRejections(log)
@@ -147,13 +160,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // The webhook worker starts once the server listens. Never settled when the start fails.
   let listened = () => {}
   const listening = new Promise<void>((ok) => (listened = ok))
-  const db = opts.db ?? (await openDatabase(config))
-  // A failed migration, or a database a newer release migrated (NewerDatabaseError): the pool it opened is closed.
-  const applied = await migrate(db.sql).catch(async (e) => {
-    if (!opts.db) await db.close()
-    throw e
-  })
-  if (applied.length) log.info('migrations applied', { applied })
+  const db = await openMigrated(config, opts)
   const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
   const origins = await openOriginSet(db.sql, keys, log)
   const recorder = createRecorder(db.raw, log)
