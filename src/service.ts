@@ -162,6 +162,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const listening = new Promise<void>((ok) => (listened = ok))
   const db = await openMigrated(config, opts)
   const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
+  await keys.refresh()
   const origins = await openOriginSet(db.sql, keys, log)
   const recorder = createRecorder(db.raw, log)
   const clock = opts.clock ?? Date.now

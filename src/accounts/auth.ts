@@ -90,6 +90,7 @@ export interface KeyStore {
   // Called at each poll that sees api_keys rows changed lately (any process's change; a change is seen by a few polls),
   // with their prefixes.
   onKeysChange(fn: (prefixes: string[]) => void): void
+  // One poll now (the first; the next ones come every `pollMs`).
   refresh(): Promise<void>
   flushUsage(): Promise<void>
   close(): Promise<void>
@@ -97,7 +98,8 @@ export interface KeyStore {
 
 // Verified keys are cached (including unknown prefixes, so probing costs no database read); a poller reads
 // api_keys rows changed since its last look and drops their cache entries, so a revocation, rotation or new key
-// reaches every process within `pollMs`; it also tells listeners which accounts changed (a plan set).
+// reaches every process within `pollMs`; it also tells listeners which accounts changed (a plan set). The first poll
+// is the owner's `refresh()`, so that a start's queries take turns on one connection rather than each opening its own.
 // last_used_at is written in batches.
 export function createKeyStore(
   sql: Sql,
@@ -172,7 +174,6 @@ export function createKeyStore(
     () => flushUsage().catch((e) => log.warn('last_used_at flush failed', { err: String(e) })),
     usageFlushMs
   ).unref()
-  tick()
 
   return {
     cached(header) {
