@@ -164,11 +164,9 @@ export function createKeyStore(
     return entry.principal
   }
 
-  const tick = () => {
-    polling ??= refresh()
-      .catch((e) => log.debug('key refresh failed', { err: String(e) }))
-      .finally(() => (polling = null))
-  }
+  // One poll at a time: one asked for while another runs shares it.
+  const poll = () => (polling ??= refresh().finally(() => (polling = null)))
+  const tick = () => void poll().catch((e) => log.debug('key refresh failed', { err: String(e) }))
   const poller = setInterval(tick, pollMs).unref()
   const flusher = setInterval(
     () => flushUsage().catch((e) => log.warn('last_used_at flush failed', { err: String(e) })),
@@ -199,7 +197,7 @@ export function createKeyStore(
     },
     onAccountChange: (fn) => void accountListeners.push(fn),
     onKeysChange: (fn) => void keyListeners.push(fn),
-    refresh: () => (polling ??= refresh().finally(() => (polling = null))),
+    refresh: poll,
     flushUsage,
     async close() {
       clearInterval(poller)
