@@ -32,7 +32,7 @@ const MAX_BATCH = 100
 const CONCURRENT_BATCHES = 2
 // A second batch in flight needs 6 leads: measured here, a commit's own cost (PostgreSQL's ~0.2 ms of CPU for the
 // commit and ~0.1 ms of the socket write) is about what 6 leads' rows and events cost it. At 20 connections this
-// made each lead 19% cheaper for PostgreSQL and the rate 8% higher (BENCHMARKS.md).
+// made each lead 12% cheaper for PostgreSQL and the rate 6% higher; at 5, the rate 11% lower (BENCHMARKS.md).
 const ALONGSIDE = 6
 
 export function storeLeadWithEvent(sql: Sql, outbox: LeadOutbox = {}): StoreLead {
