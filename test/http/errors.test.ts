@@ -1,0 +1,23 @@
+import t from 'tap'
+import { ApiError } from '../../src/http/errors.js'
+
+// An ApiError is an answer (a 401, a 429), made without a stack trace; every other error keeps its own, since an
+// unhandled one is logged with it.
+t.test('an ApiError has no stack frames; the errors made after it do', async (t) => {
+  const refused = new ApiError('rate_limited', 'Slow down')
+  t.equal(refused.status, 429)
+  t.equal(refused.message, 'Slow down')
+  t.ok(refused instanceof Error)
+  t.notMatch(refused.stack ?? '', /\n\s+at /, 'no frames captured')
+  t.match(new Error('a fault').stack, /\n\s+at /, 'a plain error still has its frames')
+})
+
+t.test("the process's own stack trace limit is kept", async (t) => {
+  const before = Error.stackTraceLimit
+  t.teardown(() => {
+    Error.stackTraceLimit = before
+  })
+  Error.stackTraceLimit = 3
+  new ApiError('unauthorized', 'No key')
+  t.equal(Error.stackTraceLimit, 3)
+})
