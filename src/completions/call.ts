@@ -1,5 +1,5 @@
 import type { Transport } from '../ops/transport.js'
-import type { ApiError } from '../http/errors.js'
+import { type ApiError, ExpectedError } from '../http/errors.js'
 import type { Config } from '../ops/config.js'
 import type { Span } from '../ops/trace.js'
 import type { CallAbort } from './abort.js'
@@ -81,7 +81,7 @@ export interface CallOptions {
 }
 
 // A failed upstream call: `api` is what the caller gets; `outcome` what the completions table records.
-export class UpstreamFailure extends Error {
+export class UpstreamFailure extends ExpectedError {
   constructor(
     readonly api: ApiError,
     readonly outcome: string,

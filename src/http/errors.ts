@@ -24,9 +24,19 @@ export const statusOf = {
 
 export type ErrorCode = keyof typeof statusOf
 
-// An ApiError is an answer, not a fault: it is made without a stack trace, which nothing reads (only errors that
-// become a 500 are logged with theirs) and which was a fifth of the CPU of a refused request (a 401, a 429).
-export class ApiError extends Error {
+// An error that is an outcome, not a fault (a refusal, an upstream's failure): made without a stack trace, which
+// nothing reads (only errors that become a 500 are logged with theirs) and which was a fifth of the CPU of a refused
+// request (a 401, a 429).
+export class ExpectedError extends Error {
+  constructor(message: string) {
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    super(message)
+    Error.stackTraceLimit = limit
+  }
+}
+
+export class ApiError extends ExpectedError {
   readonly status: number
   constructor(
     readonly code: ErrorCode,
@@ -34,10 +44,7 @@ export class ApiError extends Error {
     readonly details?: Record<string, unknown>,
     readonly headers?: Record<string, string>
   ) {
-    const limit = Error.stackTraceLimit
-    Error.stackTraceLimit = 0
     super(message)
-    Error.stackTraceLimit = limit
     this.status = statusOf[code]
   }
 }
