@@ -83,8 +83,9 @@ function leadCreated({ id, owner, lead }: LeadToInsert, createdAt: string): Even
 function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify: boolean) {
   const token = randomBase64url(12)
   const evented = leads.filter((l) => !isSpam(l.lead))
-  const ids = evented.map(() => eventId())
-  const bodies = evented.map((l) => envelope(leadCreated(l, token), token))
+  const events = JSON.stringify(
+    evented.map((l) => ({ lead_id: l.id, id: eventId(), body: envelope(leadCreated(l, token), token) }))
+  )
   const mails = mail ? sql`, mailed as (${leadMailsOfEvents(sql)})` : sql``
   const counted = mail ? sql` + (select count(*)::int from mailed)` : sql``
   const woken = wakeColumn(sql, notify)
@@ -96,8 +97,7 @@ function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify:
              replace(e.body, ${token}, to_char(lead.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
              lead.created_at
       from lead
-      join unnest(${evented.map((l) => l.id)}::uuid[], ${ids}::text[], ${bodies}::text[]) as e(lead_id, id, body)
-        on e.lead_id = lead.id
+      join json_to_recordset(${events}::text::json) as e(lead_id uuid, id text, body text) on e.lead_id = lead.id
       returning id, account_id, created_at
     ), ${fanned(sql, wanting(sql, 'lead.created'))}${mails}
     select lead.id, lead.created_at, (select count(*)::int from fanned)${counted} as deliveries${woken} from lead`

@@ -53,9 +53,6 @@ const stored = (row: LeadRow, replayed = false): StoredLead => ({ id: row.id, cr
 const insert = (sql: Queries, owner: LeadOwner, lead: NewLead, key?: string, hash?: Buffer) =>
   insertLeads(sql, [{ id: randomUUID(), owner, lead, key, hash }])
 
-// request_sha256's type, for its array (the driver would type an array of Buffers as one bytea).
-const BYTEA = 17
-
 // What the key keeps of the request: the SHA-256 of its validated body.
 const requestHash = (lead: NewLead) => createHash('sha256').update(JSON.stringify(lead)).digest()
 
@@ -95,25 +92,66 @@ export interface LeadToInsert {
   hash?: Buffer
 }
 
-// Many leads in one INSERT … SELECT over arrays (one statement text whatever their number: one prepared statement),
-// as a fragment for the caller's statement (events/ writes each lead's event in the same statement). A lead whose
-// Idempotency-Key is taken (by an earlier lead, or by one before it in `leads`) is skipped: its id is missing from
-// the rows returned (id, account_id, created_at), and the caller answers it with insertLead, which knows replays.
+// The columns a new lead fills, each with its type (request_sha256 travels as hex).
+const COLUMNS = {
+  id: 'uuid',
+  account_id: 'uuid',
+  key_prefix: 'text',
+  name: 'text',
+  email: 'text',
+  service: 'text',
+  message: 'text',
+  phone: 'text',
+  company: 'text',
+  budget: 'text',
+  locale: 'text',
+  source: 'text',
+  utm_source: 'text',
+  utm_medium: 'text',
+  utm_campaign: 'text',
+  idempotency_key: 'text',
+  request_sha256: 'text',
+  spam: 'boolean',
+} satisfies Record<keyof ReturnType<typeof rowOf>, string>
+const NAMES = Object.keys(COLUMNS).join(', ')
+const VALUES = NAMES.replace('request_sha256', "decode(request_sha256, 'hex')")
+const TYPED = Object.entries(COLUMNS)
+  .map(([name, type]) => `${name} ${type}`)
+  .join(', ')
+
+const rowOf = ({ id, owner, lead, key, hash }: LeadToInsert) => ({
+  id,
+  account_id: owner.accountId,
+  key_prefix: owner.prefix,
+  name: lead.name,
+  email: lead.email,
+  service: lead.service,
+  message: lead.message,
+  phone: lead.phone,
+  company: lead.company,
+  budget: lead.budget,
+  locale: lead.locale,
+  source: lead.source,
+  utm_source: lead.utm?.source,
+  utm_medium: lead.utm?.medium,
+  utm_campaign: lead.utm?.campaign,
+  idempotency_key: key,
+  request_sha256: key === undefined ? undefined : (hash ?? requestHash(lead)).toString('hex'),
+  spam: isSpam(lead),
+})
+
+// Many leads in one INSERT … SELECT over one parameter, the rows as JSON (a field left out is null): one statement
+// text whatever their number, so one prepared statement. JSON.stringify is native; the driver would serialize an array
+// per column element by element, and that garbage cost a lead more in collections than its JSON costs to make.
+// A fragment for the caller's statement (events/ writes each lead's event in the same statement). Lone surrogates
+// and NUL, which the JSON would carry and PostgreSQL refuse, never get here (api/schemas.ts refuses them). A lead
+// whose Idempotency-Key is taken (by an earlier lead, or by one before it in `leads`) is skipped: its id is missing
+// from the rows returned (id, account_id, created_at), and the caller answers it with insertLead, which knows replays.
 export function insertLeads(sql: Queries, leads: LeadToInsert[]) {
-  const column = (of: (l: LeadToInsert) => string | undefined) => leads.map((l) => of(l) ?? null)
-  const b = (of: (l: NewLead) => string | undefined) => column((l) => of(l.lead))
-  const hashes = leads.map((l) => (l.key === undefined ? null : (l.hash ?? requestHash(l.lead))))
-  // One array per column, in the order of the column list.
   return sql<(LeadRow & { account_id: string })[]>`
-    insert into leads (id, account_id, key_prefix, name, email, service, message, phone, company, budget, locale,
-                       source, utm_source, utm_medium, utm_campaign, idempotency_key, request_sha256, spam)
-    select * from unnest(${column((l) => l.id)}::uuid[], ${column((l) => l.owner.accountId)}::uuid[],
-                ${column((l) => l.owner.prefix)}::text[], ${b((l) => l.name)}::text[], ${b((l) => l.email)}::text[],
-                ${b((l) => l.service)}::text[], ${b((l) => l.message)}::text[], ${b((l) => l.phone)}::text[],
-                ${b((l) => l.company)}::text[], ${b((l) => l.budget)}::text[], ${b((l) => l.locale)}::text[],
-                ${b((l) => l.source)}::text[], ${b((l) => l.utm?.source)}::text[], ${b((l) => l.utm?.medium)}::text[],
-                ${b((l) => l.utm?.campaign)}::text[], ${column((l) => l.key)}::text[], ${sql.array(hashes, BYTEA)},
-                ${leads.map((l) => String(isSpam(l.lead)))}::text[]::boolean[])
+    insert into leads (${sql.unsafe(NAMES)})
+    select ${sql.unsafe(VALUES)} from json_to_recordset(${JSON.stringify(leads.map(rowOf))}::text::json)
+      as r(${sql.unsafe(TYPED)})
     on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
     returning id, account_id, created_at`
 }
