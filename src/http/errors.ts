@@ -31,8 +31,11 @@ export class ExpectedError extends Error {
   constructor(message: string) {
     const limit = Error.stackTraceLimit
     Error.stackTraceLimit = 0
-    super(message)
-    Error.stackTraceLimit = limit
+    try {
+      super(message)
+    } finally {
+      Error.stackTraceLimit = limit
+    }
   }
 }
 
