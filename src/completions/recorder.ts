@@ -1,4 +1,5 @@
 import type { Sql } from '../storage/db.js'
+import { recordset } from '../storage/recordset.js'
 import type { Logger } from '../ops/log.js'
 
 interface CompletionRecord {
@@ -20,8 +21,8 @@ interface CompletionRecord {
   usage_missing: boolean
 }
 
-// Each column with its type, in the table's order.
-const COLUMNS = {
+// Each column with its type, in the table's order: the rows go as one parameter (storage/recordset.ts).
+const completions = recordset<CompletionRecord>({
   account_id: 'uuid',
   key_prefix: 'text',
   model_alias: 'text',
@@ -38,18 +39,11 @@ const COLUMNS = {
   tries: 'jsonb',
   created_at: 'timestamptz',
   usage_missing: 'boolean',
-} satisfies Record<keyof CompletionRecord, string>
-const NAMES = Object.keys(COLUMNS).join(', ')
-const TYPED = Object.entries(COLUMNS)
-  .map(([name, type]) => `${name} ${type}`)
-  .join(', ')
+})
 
-// One statement whatever the number of rows, its one parameter the rows as JSON (JSON.stringify is native; the
-// driver would serialize an array per column element by element). A VALUES list of n rows would be a statement per n,
-// each kept prepared on every pooled connection, by the driver and by PostgreSQL.
 const insert = (sql: Sql, rows: CompletionRecord[]) =>
-  sql`insert into completions (${sql.unsafe(NAMES)})
-    select ${sql.unsafe(NAMES)} from json_to_recordset(${JSON.stringify(rows)}::text::json) as r(${sql.unsafe(TYPED)})`
+  sql`insert into completions (${sql.unsafe(completions.names)})
+    select ${sql.unsafe(completions.names)} from ${completions.from(sql, rows)}`
 
 export interface Recorder {
   record(row: CompletionRecord): void

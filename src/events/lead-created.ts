@@ -4,6 +4,7 @@ import { insertLead, insertLeads, isSpam, type LeadToInsert, type StoredLead } f
 import type { Sql } from '../storage/db.js'
 import { groupCommit } from '../storage/group-commit.js'
 import { randomBase64url } from '../storage/random-ids.js'
+import { recordset } from '../storage/recordset.js'
 import type { EventOf } from './catalogue.js'
 import { leadMailsOfEvents, queueLeadMails } from './mail-outbox.js'
 import { envelope, eventId, fanned, recordEvent, wakeColumn, wanting } from './outbox.js'
@@ -77,15 +78,19 @@ function leadCreated({ id, owner, lead }: LeadToInsert, createdAt: string): Even
   return { type: 'lead.created', data: data as EventOf<'lead.created'>['data'] }
 }
 
+// Each lead's event, as one parameter of the batch's statement (storage/recordset.ts).
+const leadEvents = recordset<{ lead_id: string; id: string; body: string }>(
+  { lead_id: 'uuid', id: 'text', body: 'text' },
+  'e'
+)
+
 // The batch's one statement. Each event's body is made here, exactly as recordEvent makes it, with a token in place
 // of the lead's createdAt, which PostgreSQL replaces with the time it stores (the statement's; to the millisecond,
 // as the API answers it). The token is random, so no lead's text can hold it.
 function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify: boolean) {
   const token = randomBase64url(12)
   const evented = leads.filter((l) => !isSpam(l.lead))
-  const events = JSON.stringify(
-    evented.map((l) => ({ lead_id: l.id, id: eventId(), body: envelope(leadCreated(l, token), token) }))
-  )
+  const events = evented.map((l) => ({ lead_id: l.id, id: eventId(), body: envelope(leadCreated(l, token), token) }))
   const mails = mail ? sql`, mailed as (${leadMailsOfEvents(sql)})` : sql``
   const counted = mail ? sql` + (select count(*)::int from mailed)` : sql``
   const woken = wakeColumn(sql, notify)
@@ -97,7 +102,7 @@ function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify:
              replace(e.body, ${token}, to_char(lead.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
              lead.created_at
       from lead
-      join json_to_recordset(${events}::text::json) as e(lead_id uuid, id text, body text) on e.lead_id = lead.id
+      join ${leadEvents.from(sql, events)} on e.lead_id = lead.id
       returning id, account_id, created_at
     ), ${fanned(sql, wanting(sql, 'lead.created'))}${mails}
     select lead.id, lead.created_at, (select count(*)::int from fanned)${counted} as deliveries${woken} from lead`

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type postgres from 'postgres'
 import { ApiError } from '../http/errors.js'
+import { recordset } from '../storage/recordset.js'
 
 // The pool or a transaction: a caller may write more rows (an event) in the transaction that stores the lead.
 type Queries = postgres.ISql
@@ -92,33 +93,6 @@ export interface LeadToInsert {
   hash?: Buffer
 }
 
-// The columns a new lead fills, each with its type (request_sha256 travels as hex).
-const COLUMNS = {
-  id: 'uuid',
-  account_id: 'uuid',
-  key_prefix: 'text',
-  name: 'text',
-  email: 'text',
-  service: 'text',
-  message: 'text',
-  phone: 'text',
-  company: 'text',
-  budget: 'text',
-  locale: 'text',
-  source: 'text',
-  utm_source: 'text',
-  utm_medium: 'text',
-  utm_campaign: 'text',
-  idempotency_key: 'text',
-  request_sha256: 'text',
-  spam: 'boolean',
-} satisfies Record<keyof ReturnType<typeof rowOf>, string>
-const NAMES = Object.keys(COLUMNS).join(', ')
-const VALUES = NAMES.replace('request_sha256', "decode(request_sha256, 'hex')")
-const TYPED = Object.entries(COLUMNS)
-  .map(([name, type]) => `${name} ${type}`)
-  .join(', ')
-
 const rowOf = ({ id, owner, lead, key, hash }: LeadToInsert) => ({
   id,
   account_id: owner.accountId,
@@ -140,18 +114,38 @@ const rowOf = ({ id, owner, lead, key, hash }: LeadToInsert) => ({
   spam: isSpam(lead),
 })
 
-// Many leads in one INSERT … SELECT over one parameter, the rows as JSON (a field left out is null): one statement
-// text whatever their number, so one prepared statement. JSON.stringify is native; the driver would serialize an array
-// per column element by element, and that garbage cost a lead more in collections than its JSON costs to make.
-// A fragment for the caller's statement (events/ writes each lead's event in the same statement). Lone surrogates
-// and NUL, which the JSON would carry and PostgreSQL refuse, never get here (api/schemas.ts refuses them). A lead
-// whose Idempotency-Key is taken (by an earlier lead, or by one before it in `leads`) is skipped: its id is missing
-// from the rows returned (id, account_id, created_at), and the caller answers it with insertLead, which knows replays.
+// The columns a new lead fills, each with its type: the rows go as one parameter (storage/recordset.ts), the hash of
+// request_sha256 as hex.
+const newLeads = recordset<ReturnType<typeof rowOf>>({
+  id: 'uuid',
+  account_id: 'uuid',
+  key_prefix: 'text',
+  name: 'text',
+  email: 'text',
+  service: 'text',
+  message: 'text',
+  phone: 'text',
+  company: 'text',
+  budget: 'text',
+  locale: 'text',
+  source: 'text',
+  utm_source: 'text',
+  utm_medium: 'text',
+  utm_campaign: 'text',
+  idempotency_key: 'text',
+  request_sha256: 'text',
+  spam: 'boolean',
+})
+const VALUES = newLeads.names.replace('request_sha256', "decode(request_sha256, 'hex')")
+
+// Many leads in one INSERT … SELECT, as a fragment for the caller's statement (events/ writes each lead's event in the
+// same statement). A lead whose Idempotency-Key is taken (by an earlier lead, or by one before it in `leads`) is
+// skipped: its id is missing from the rows returned (id, account_id, created_at), and the caller answers it with
+// insertLead, which knows replays.
 export function insertLeads(sql: Queries, leads: LeadToInsert[]) {
   return sql<(LeadRow & { account_id: string })[]>`
-    insert into leads (${sql.unsafe(NAMES)})
-    select ${sql.unsafe(VALUES)} from json_to_recordset(${JSON.stringify(leads.map(rowOf))}::text::json)
-      as r(${sql.unsafe(TYPED)})
+    insert into leads (${sql.unsafe(newLeads.names)})
+    select ${sql.unsafe(VALUES)} from ${newLeads.from(sql, leads.map(rowOf))}
     on conflict (account_id, idempotency_key) where idempotency_key is not null do nothing
     returning id, account_id, created_at`
 }
