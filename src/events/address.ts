@@ -1,4 +1,4 @@
-import { type LookupAddress, lookup as dnsLookup, type LookupOptions } from 'node:dns'
+import type { LookupAddress, LookupOptions } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 
 // Server-side request forgery: a webhook may not reach the service's own machine or network. An address is refused
@@ -49,16 +49,21 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 
 // A `lookup` for net.connect/tls.connect that refuses a host with any forbidden address, so the address the socket
 // connects to is one that was checked (no second resolution that DNS rebinding could change).
+// node:dns (and its resolver) loads at the first lookup, not at every start of the service.
 export function checkedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, [])
-    const bad = addresses.find((a) => isForbiddenAddress(a.address))
-    if (bad) return callback(new ForbiddenAddressError(hostname, bad.address), [])
-    if (options.all) return callback(null, addresses)
-    const first = addresses.find((a) => !options.family || a.family === options.family) ?? addresses[0]
-    callback(null, first.address, first.family)
-  })
+  dns().then(({ lookup }) =>
+    lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, [])
+      const bad = addresses.find((a) => isForbiddenAddress(a.address))
+      if (bad) return callback(new ForbiddenAddressError(hostname, bad.address), [])
+      if (options.all) return callback(null, addresses)
+      const first = addresses.find((a) => !options.family || a.family === options.family) ?? addresses[0]
+      callback(null, first.address, first.family)
+    })
+  )
 }
+let loaded: Promise<typeof import('node:dns')> | undefined
+const dns = () => (loaded ??= import('node:dns'))
 
 // Every address `host` stands for (itself when it is an IP literal), checked; throws ForbiddenAddressError.
 export async function assertPublicHost(host: string): Promise<void> {

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process'
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { Config } from '../ops/config.js'
@@ -42,8 +41,10 @@ async function embeddedBackup(dataDir: string): Promise<string> {
 }
 
 // PostgreSQL's own pg_dump, run over DATABASE_URL: the URL on its command line without the password, which goes
-// through the environment (PGPASSWORD), so that `ps` never shows it.
-function pgDump(databaseUrl: string, file: string): Promise<void> {
+// through the environment (PGPASSWORD), so that `ps` never shows it. node:child_process loads here, at the first
+// backup: not at every start of the service (it brings eight more of node's modules, 3 ms of a start).
+async function pgDump(databaseUrl: string, file: string): Promise<void> {
+  const { execFile } = await import('node:child_process')
   const url = new URL(databaseUrl)
   const env = { ...process.env, ...(url.password && { PGPASSWORD: decodeURIComponent(url.password) }) }
   url.password = ''
