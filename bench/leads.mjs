@@ -99,7 +99,9 @@ export async function measureLeads(c) {
     String(ratedRows),
     String(rated201),
     everyRated ? 1 : 0,
-    everyRated ? `${ratedRows - rated201} more rows: answers in flight when wrk stopped` : 'MISSING ROWS',
+    everyRated
+      ? `${ratedRows - rated201} more rows${c.gen === 'wrk' ? ': answers in flight when wrk stopped' : ''}`
+      : 'MISSING ROWS',
     c.gen
   )
   const equal = created201 === stored
