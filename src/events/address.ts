@@ -49,18 +49,20 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 
 // A `lookup` for net.connect/tls.connect that refuses a host with any forbidden address, so the address the socket
 // connects to is one that was checked (no second resolution that DNS rebinding could change).
-// node:dns (and its resolver) loads at the first lookup, not at every start of the service.
+// node:dns (and its resolver) loads at the first lookup, not at every start of the service; a lookup that throws
+// (an argument node:dns refuses) answers through the callback, as its own errors do.
 export function checkedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dns().then(({ lookup }) =>
-    lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, [])
-      const bad = addresses.find((a) => isForbiddenAddress(a.address))
-      if (bad) return callback(new ForbiddenAddressError(hostname, bad.address), [])
-      if (options.all) return callback(null, addresses)
-      const first = addresses.find((a) => !options.family || a.family === options.family) ?? addresses[0]
-      callback(null, first.address, first.family)
-    })
-  )
+  const checked = (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+    if (err) return callback(err, [])
+    const bad = addresses.find((a) => isForbiddenAddress(a.address))
+    if (bad) return callback(new ForbiddenAddressError(hostname, bad.address), [])
+    if (options.all) return callback(null, addresses)
+    const first = addresses.find((a) => !options.family || a.family === options.family) ?? addresses[0]
+    callback(null, first.address, first.family)
+  }
+  dns()
+    .then(({ lookup }) => lookup(hostname, { ...options, all: true }, checked))
+    .catch((e) => callback(e, []))
 }
 let loaded: Promise<typeof import('node:dns')> | undefined
 const dns = () => (loaded ??= import('node:dns'))

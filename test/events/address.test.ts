@@ -3,7 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import request from 'undici/lib/api/api-request.js'
-import { isForbiddenAddress } from '../../src/events/address.js'
+import { checkedLookup, isForbiddenAddress } from '../../src/events/address.js'
 import { createWebhookDispatcher } from '../../src/events/dispatcher.js'
 import { checkEndpoint } from '../../src/events/endpoint-input.js'
 
@@ -97,4 +97,13 @@ t.test('the dispatcher connects only to checked addresses (each delivery, DNS in
   }
   const res = await request.call(open, { origin: `http://localhost:${port}`, path: '/', method: 'POST', body: '{}' })
   t.equal(await res.body.text(), 'reached')
+})
+
+// node:dns loads at the first lookup (not at every start), so its lookup runs later than the call: one it refuses
+// must still answer the caller, through the callback, rather than become an unhandled rejection.
+t.test('a lookup that node:dns refuses answers through the callback', async (t) => {
+  const err = await new Promise((ok) => checkedLookup('localhost', { family: 5 as 4 }, (e) => ok(e)))
+  t.match(err, { code: 'ERR_INVALID_ARG_VALUE' })
+  const refused = await new Promise((ok) => checkedLookup('localhost', {}, (e) => ok(e)))
+  t.match(refused, { code: 'WEBHOOK_FORBIDDEN_ADDRESS' }, 'and a lookup that works still checks the address')
 })
