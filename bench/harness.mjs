@@ -8,6 +8,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
+import { ensureWrk, wrkLoad } from './wrk.mjs'
 
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
@@ -90,6 +91,13 @@ export function load(opts) {
   const r = spawnSync(cmd, argv, { encoding: 'utf8', maxBuffer: 1 << 26 })
   if (r.status !== 0) throw new Error(`load failed: ${r.stderr}`)
   return JSON.parse(r.stdout.trim().split('\n').at(-1))
+}
+
+// The generator of the rates that bench/load.mjs would cap (GET /me, the leads' rates): wrk, installed or asked for
+// (bench/wrk.mjs), or load.mjs with BENCH_GENERATOR=load.mjs. `gen` names it, for the rows it makes.
+export function fastLoad() {
+  const gen = ensureWrk(log) ? 'wrk' : 'load.mjs'
+  return { gen, fast: (opts) => (gen === 'wrk' ? wrkLoad({ seconds: SECONDS, pin, work, ...opts }) : load(opts)) }
 }
 
 // Builds the bundle and starts it on a scratch database (in DATABASE_URL, or the embedded one) with the fake upstream

@@ -118,8 +118,5 @@ export async function measureLeads(c) {
 // Alone: the service on a scratch database, one key (the rate limit is lifted), these rows only.
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const h = await import('./harness.mjs')
-  const { ensureWrk, wrkLoad } = await import('./wrk.mjs')
-  const gen = ensureWrk(h.log) ? 'wrk' : 'load.mjs'
-  const fast = (o) => (gen === 'wrk' ? wrkLoad({ ...o, seconds: h.SECONDS, pin: h.pin, work: h.work }) : h.load(o))
-  await h.runAlone('POST /leads', 'baseline', (s, row) => measureLeads({ ...h, ...s, row, fast, gen }))
+  await h.runAlone('POST /leads', 'baseline', (s, row) => measureLeads({ ...h, ...s, ...h.fastLoad(), row }))
 }

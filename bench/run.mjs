@@ -10,6 +10,7 @@ import postgres from 'postgres'
 import {
   children,
   cleanups,
+  fastLoad,
   fmt,
   freePort,
   hasTaskset,
@@ -31,12 +32,11 @@ import { measureLeads } from './leads.mjs'
 import { measureScale } from './scale.mjs'
 import { measureStream } from './stream.mjs'
 import { DROPPED_ENV, NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
-import { ensureWrk, wrkLoad } from './wrk.mjs'
 
 // ---- setup
-// wrk for the rates undici's client would cap (GET /me); the rest with bench/load.mjs. Every row names its generator.
-const GEN = ensureWrk(log) ? 'wrk' : 'load.mjs'
-const fast = (opts) => (GEN === 'wrk' ? wrkLoad({ ...opts, seconds: SECONDS, pin, work }) : load(opts))
+// wrk for the rates undici's client would cap (GET /me, the leads' rates); the rest with bench/load.mjs. Every row
+// names its generator.
+const { gen: GEN, fast } = fastLoad()
 const { dbEnv, mode, fake, fakeUrl, studioEnv, studio, url, key } = await startService()
 const auth = { authorization: `Bearer ${key}` }
 // The default rate limit (300 a minute per key) holds during the bench: the load is spread over many keys of one

@@ -8,9 +8,9 @@ import { join, resolve } from 'node:path'
 import postgres from 'postgres'
 import {
   cleanups,
+  fastLoad,
   fmt,
   freePort,
-  load,
   log,
   median,
   pin,
@@ -20,7 +20,6 @@ import {
   waitHealthy,
   work,
 } from './harness.mjs'
-import { ensureWrk, wrkLoad } from './wrk.mjs'
 
 if (!process.env.DATABASE_URL) {
   console.log('bench:tracing needs DATABASE_URL (cold start is measured over an external PostgreSQL)')
@@ -34,7 +33,7 @@ try {
   console.log('bench:tracing needs the git history (the commit before tracing is built from it)')
   process.exit(0)
 }
-const generator = ensureWrk(log) ? 'wrk' : 'load.mjs'
+const { gen: generator, fast } = fastLoad()
 
 log(`building this bundle and ${before.slice(0, 7)}'s…`)
 execFileSync(process.execPath, ['build.mjs'], { stdio: 'ignore' })
@@ -76,7 +75,7 @@ for (let i = 0; i < Math.max(ROUNDS, 5); i++) {
     cold[b.name].push(s.coldMs)
     if (i < ROUNDS) {
       const opts = { url: `${s.url}/api/v1/me`, keys: [b.key], connections: 50, seconds: SECONDS, pin, work }
-      rate[b.name].push((generator === 'wrk' ? wrkLoad(opts) : load(opts)).rps)
+      rate[b.name].push(fast(opts).rps)
     }
     await stop(s.child)
   }
