@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-import { run } from './cli/cli.js'
+import { enableCompileCache } from './ops/compile-cache.js'
+
+// Before the CLI is imported, so that all it loads is compiled from the cache (ops/compile-cache.ts).
+enableCompileCache(process.env)
+const { run } = await import('./cli/cli.js')
 
 run(process.argv.slice(2), process.env).then(
   (code) => process.exit(code),
