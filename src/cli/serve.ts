@@ -1,4 +1,5 @@
 import type { Config } from '../ops/config.js'
+import { flushCompileCache } from '../ops/compile-cache.js'
 import { createLogger } from '../ops/log.js'
 import { startService } from '../service.js'
 import type { Io } from './command.js'
@@ -25,6 +26,7 @@ export async function serve(config: Config, io: Io): Promise<number> {
   process.on('SIGTERM', (s) => onSignal(s))
   process.once('SIGINT', (s) => onSignal(s))
   const service = await startService(config, { log })
+  flushCompileCache()
   return new Promise((done) => {
     let stopping = false
     onSignal = (signal: string) => {

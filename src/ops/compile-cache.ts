@@ -15,13 +15,17 @@ export function compileCacheDir(env: Record<string, string | undefined>, bundle:
   return bundle && join(dirname(bundle), '.compile-cache')
 }
 
-type Enable = (directory?: string) => unknown
+const node = module as { enableCompileCache?: (directory: string) => unknown; flushCompileCache?: () => void }
 
 export function enableCompileCache(env: Record<string, string | undefined>) {
-  const enable = (module as { enableCompileCache?: Enable }).enableCompileCache
-  if (!enable) return
-  if (env.NODE_COMPILE_CACHE) return
+  const enable = node.enableCompileCache
+  // With NODE_COMPILE_CACHE set, Node.js has turned the cache on before this runs.
+  if (!enable || env.NODE_COMPILE_CACHE) return
   const bundle = typeof STUDIO_VERSION !== 'undefined' ? fileURLToPath(import.meta.url) : null
   const dir = compileCacheDir(env, bundle)
   if (dir) enable(dir)
 }
+
+// Node.js writes the cache when the process exits; a server that listens writes it then too (Node.js 22.10+), so
+// that one killed rather than stopped (out of memory, SIGKILL) has left it for the next start.
+export const flushCompileCache = () => node.flushCompileCache?.()
