@@ -1,8 +1,7 @@
 import module from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-
-declare const STUDIO_VERSION: string | undefined
+import { bundled } from './version.js'
 
 // Node.js 22.8 and later can keep V8's compiled code of the modules a process loads on disk, and the next start
 // compiles from it (module.enableCompileCache); Node.js 20 has no such call, and there this does nothing. What is
@@ -21,7 +20,7 @@ export function enableCompileCache(env: Record<string, string | undefined>) {
   const enable = node.enableCompileCache
   // With NODE_COMPILE_CACHE set, Node.js has turned the cache on before this runs.
   if (!enable || env.NODE_COMPILE_CACHE) return
-  const bundle = typeof STUDIO_VERSION !== 'undefined' ? fileURLToPath(import.meta.url) : null
+  const bundle = bundled ? fileURLToPath(import.meta.url) : null
   const dir = compileCacheDir(env, bundle)
   if (dir) enable(dir)
 }
