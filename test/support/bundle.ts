@@ -52,3 +52,7 @@ export function buildBundle(t: Teardown): Promise<string> {
     return build(dir)
   })())
 }
+
+// The chunks a file of the bundle imports statically (`from"./…"`, `import"./…"`), as esbuild writes them.
+export const staticImports = (text: string): string[] =>
+  [...text.matchAll(/(?:from|import)\s*"\.\/([\w-]+\.mjs)"/g)].map((m) => m[1])
