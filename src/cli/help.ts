@@ -1,3 +1,4 @@
+import { SCOPES } from '../accounts/scopes.js'
 import { Plan, Role } from '../api/schemas.js'
 import { settings } from '../ops/config.js'
 import { type Command, usageForms } from './command.js'
@@ -31,6 +32,7 @@ Commands:
 ${commandLines(commands).join('\n')}
 
 Roles: ${Role.options.join(', ')} (default owner).
+Scopes S: ${SCOPES.join(', ')} (comma-separated; a key has all of them unless made with fewer).
 Durations D: a whole number and a unit, s, m, h or d: 90d, 24h, 30m.
 
 Environment (defaults in brackets):

@@ -20,9 +20,9 @@ export const keyCommands: Command[] = [
     help:
       "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
       'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; ' +
-      '--key-name names the key;\n--scopes limits what it may do to S, comma-separated, of me:read, ' +
-      'leads:write,\ncompletions:write (default: all of them); --origins: web pages of O (comma-separated ' +
-      'https://host[:port];\nhttp for loopback) may use it from their script, if its only scope is leads:write;\n' +
+      '--key-name names the key;\n--scopes limits what it may do to the scopes S (comma-separated; default: all ' +
+      'of them);\n--origins: web pages of O (comma-separated https://host[:port]; http for loopback) may use\nit ' +
+      'from their script, if its only scope is leads:write;\n' +
       '--rate-limit and --monthly-completions give the key limits of its own (requests a minute,\ncompletions a ' +
       "month; the lower of its and the account's applies)",
     also: [

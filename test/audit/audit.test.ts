@@ -1,4 +1,5 @@
 import t from 'tap'
+import { SCOPES } from '../../src/accounts/scopes.js'
 import { type AuditRow, pruneAudit } from '../../src/audit/log.js'
 import { run } from '../../src/cli/cli.js'
 import { Browser } from '../support/dashboard-client.js'
@@ -296,7 +297,7 @@ t.test('what entries say: targets, values before and after, no account for an un
   const rotated = find('key.rotated', state.prefix)
   t.same(rotated?.before, { prefix: state.prefix })
   t.equal(rotated?.after?.prefix, state.rotated, 'a rotation names the old and the new prefix')
-  t.same(find('key.scopes_narrowed')?.before, { scopes: ['me:read', 'leads:write', 'completions:write'] })
+  t.same(find('key.scopes_narrowed')?.before, { scopes: SCOPES })
   t.same(find('key.scopes_narrowed')?.after, { scopes: ['me:read', 'leads:write'] })
   t.same(find('key.limited')?.before, { rate_limit: null, monthly_completions: null })
   t.same(find('key.limited')?.after, { rate_limit: null, monthly_completions: 50 })

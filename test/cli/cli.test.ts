@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs'
 import t from 'tap'
+import { SCOPES } from '../../src/accounts/scopes.js'
 import { run } from '../../src/cli/cli.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { rootPath } from '../support/paths.js'
@@ -33,6 +34,7 @@ t.test('--help lists every command and setting', async (t) => {
   ]) {
     t.match(out.join('\n'), word)
   }
+  t.match(out.join('\n'), `Scopes S: ${SCOPES.join(', ')} `, 'every scope by name')
 })
 
 t.test('bad arguments: a usage line and exit code 2', async (t) => {
@@ -115,7 +117,7 @@ t.test('keys, plans and migrations', async (t) => {
   t.equal((await cli(['keys', 'revoke', prefix])).code, 0)
   t.match(
     (await cli(['keys', 'list'])).out.find((l) => l.startsWith(prefix)),
-    /\d{4}-\d\d-\d\dT[\d:.]+Z\tme:read,leads:write,completions:write\t-\t-$/
+    new RegExp(`\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\t${SCOPES.join(',')}\\t-\\t-$`)
   )
   const missing = await cli(['keys', 'revoke', 'AAAAAAAAAAAA'])
   t.equal(missing.code, 1)

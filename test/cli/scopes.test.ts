@@ -1,5 +1,6 @@
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
+import { SCOPES } from '../../src/accounts/scopes.js'
 import { parseConfig } from '../../src/ops/config.js'
 import { openDatabase } from '../../src/storage/db.js'
 import { migrate } from '../../src/storage/migrate.js'
@@ -23,7 +24,7 @@ t.test('keys create --scopes sets them; keys list shows them by name', async (t)
   t.equal(some.code, 0, some.err.join('\n'))
   t.equal(await scopesListed(prefixOf(some.key)), 'me:read,leads:write')
   const all = await cli(['keys', 'create', '--plan', 'FREE'])
-  t.equal(await scopesListed(prefixOf(all.key)), 'me:read,leads:write,completions:write', 'all three by default')
+  t.equal(await scopesListed(prefixOf(all.key)), SCOPES.join(','), 'every scope by default')
 })
 
 t.test('keys scopes narrows a key', async (t) => {
@@ -61,7 +62,7 @@ t.test('unknown or missing scope names: exit 2 with the usage line', async (t) =
     t.match(r.err.at(-1), /^usage: studio /)
   }
   t.match((await cli(['keys', 'create', '--plan', 'FREE', '--scopes', 'me:write'])).err[0], /unknown scope me:write/)
-  t.equal(await scopesListed(prefixOf(k.key)), 'me:read,leads:write,completions:write')
+  t.equal(await scopesListed(prefixOf(k.key)), SCOPES.join(','))
   const gone = await cli(['keys', 'scopes', 'AAAAAAAAAAAA', '--scopes', 'me:read'])
   t.equal(gone.code, 1)
   t.match(gone.err[0], /no key with prefix/)
