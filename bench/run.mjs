@@ -55,12 +55,15 @@ const keySql = postgres(
   { max: 1, onnotice: () => {} }
 )
 const fresh = Array.from({ length: Number(process.env.BENCH_KEYS ?? 3000) }, generateKey)
-const [{ account_id: benchAccount }] = await keySql`select account_id from api_keys where prefix = ${key.split('_')[1]}`
+// Each key is a copy of the bench key: its account, its scopes.
 for (let i = 0; i < fresh.length; i += 500) {
-  const rowsIn = fresh
-    .slice(i, i + 500)
-    .map((k) => ({ prefix: k.prefix, secret_sha256: k.secretHash, account_id: benchAccount }))
-  await keySql`insert into api_keys ${keySql(rowsIn, 'prefix', 'secret_sha256', 'account_id')}`
+  const batch = fresh.slice(i, i + 500)
+  await keySql`
+    insert into api_keys (prefix, secret_sha256, account_id, scopes)
+    select f.prefix, decode(f.hash, 'hex'), k.account_id, k.scopes
+    from unnest(${batch.map((k) => k.prefix)}::text[], ${batch.map((k) => k.secretHash.toString('hex'))}::text[])
+      as f(prefix, hash), api_keys k
+    where k.prefix = ${key.split('_')[1]}`
 }
 await keySql.end()
 const keys = fresh.map((k) => k.key)

@@ -5,7 +5,7 @@ import { parseConfig } from '../../src/ops/config.js'
 import { openDatabase } from '../../src/storage/db.js'
 import { migrate } from '../../src/storage/migrate.js'
 import { cliOn } from '../support/cli.js'
-import { testDatabase } from '../support/database.js'
+import { openTestDatabase, testDatabase } from '../support/database.js'
 
 // Scopes from the command line: set at creation, shown by name, narrowed and never widened.
 const dbEnv = await testDatabase(t)
@@ -74,7 +74,8 @@ t.test('a rotated key keeps its scopes', async (t) => {
   t.equal(await scopesListed(prefixOf(rotated.key)), 'completions:write')
 })
 
-t.test('keys made before scopes existed keep every scope', async (t) => {
+// sql/023 gave them the scopes there were then; a scope added since is not theirs.
+t.test('keys made before scopes existed keep the three there were', async (t) => {
   const db = await openDatabase(parseConfig(await testDatabase(t)))
   t.teardown(() => db.close())
   const dir = new URL('../../sql/', import.meta.url)
@@ -94,4 +95,18 @@ t.test('keys made before scopes existed keep every scope', async (t) => {
   )
   const [row] = await db.sql`select scopes from api_keys where prefix = 'OLDKEY000001'`
   t.same(row.scopes, ['me:read', 'leads:write', 'completions:write'])
+})
+
+t.test("the database checks no scope's name, only that a key has one", async (t) => {
+  const { sql } = await openTestDatabase(t, dbEnv)
+  const prefix = prefixOf((await cli(['keys', 'create', '--plan', 'FREE'])).key)
+  await sql`update api_keys set scopes = '{me:read,leads:read}' where prefix = ${prefix}`
+  t.equal(await scopesListed(prefix), 'me:read,leads:read', "a newer release's scope is stored as it is")
+  await t.rejects(sql`update api_keys set scopes = '{}' where prefix = ${prefix}`, { code: '23514' }, 'none: refused')
+  const [{ account_id }] = await sql`select account_id from api_keys where prefix = ${prefix}`
+  await t.rejects(
+    sql`insert into api_keys (prefix, secret_sha256, account_id) values ('NOSCOPES0001', ${Buffer.alloc(32)}, ${account_id})`,
+    { code: '23502' },
+    'a key inserted without its scopes: refused, not given a default'
+  )
 })
