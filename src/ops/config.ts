@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os'
 import * as v from 'valibot'
 import { missingUpstream, upstreamList } from './upstream-list.js'
 import { otlpHeaders } from './otlp-headers.js'
-import { backupConflict, backupSettings } from './backup-settings.js'
+import { backupConflict, backupInterval, backupKeep } from './backup-settings.js'
 import { trustedProxies } from './trusted-proxies.js'
 
 const int = (min: number, max: number) =>
@@ -59,18 +59,32 @@ const quota = v.union(
   'must be a whole number or "unlimited"'
 )
 
-export interface Setting {
+interface Setting {
   readonly schema: v.GenericSchema<string, unknown>
   readonly default?: string
   readonly doc: string
 }
 
+// Every setting the service reads, in one table: its parser, its default and its doc (`studio --help` prints it).
 export const settings = {
   PORT: { schema: port, default: '8080', doc: 'TCP port of the API listener (0 picks a free one)' },
   HOST: { schema: text, default: '127.0.0.1', doc: 'address of the API listener (0.0.0.0 for every interface)' },
   DATABASE_URL: { schema: url, doc: 'PostgreSQL connection URL; unset → embedded PostgreSQL in STUDIO_DATA_DIR' },
   STUDIO_DATA_DIR: { schema: text, default: './data', doc: 'where the embedded database and its unix socket live' },
-  ...backupSettings,
+  STUDIO_BACKUP_DIR: {
+    schema: text,
+    doc: 'embedded database: the server writes a backup here every STUDIO_BACKUP_INTERVAL; unset → none',
+  },
+  STUDIO_BACKUP_INTERVAL: {
+    schema: backupInterval,
+    default: '24h',
+    doc: 'time between two scheduled backups (e.g. 24h, 6h, 30m)',
+  },
+  STUDIO_BACKUP_KEEP: {
+    schema: backupKeep,
+    default: '7',
+    doc: 'scheduled backups kept in STUDIO_BACKUP_DIR; older ones are deleted',
+  },
   STUDIO_DB_POOL: { schema: int(1, 100), default: '20', doc: 'connections in the PostgreSQL pool' },
   STUDIO_DB_TIMEOUT_MS: {
     schema: int(100, 600_000),

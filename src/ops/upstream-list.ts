@@ -1,5 +1,4 @@
 import * as v from 'valibot'
-import type { Config } from './config.js'
 
 const UPSTREAMS = ['anthropic', 'openai'] as const
 type UpstreamName = (typeof UPSTREAMS)[number]
@@ -17,9 +16,11 @@ export const upstreamList = v.pipe(
 
 // In a fallback list, every upstream must be usable: one left unconfigured would fail its share of calls. Returns
 // the variable missing and why, or null.
-export function missingUpstream(
-  config: Pick<Config, 'STUDIO_UPSTREAM' | 'ANTHROPIC_API_KEY' | 'OPENAI_BASE_URL'>
-): [string, string] | null {
+export function missingUpstream(config: {
+  STUDIO_UPSTREAM: readonly UpstreamName[]
+  ANTHROPIC_API_KEY?: string
+  OPENAI_BASE_URL?: string
+}): [string, string] | null {
   if (config.STUDIO_UPSTREAM.length < 2) return null
   const needs = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_BASE_URL' } as const
   for (const name of config.STUDIO_UPSTREAM) {
