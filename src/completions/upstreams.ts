@@ -1,5 +1,5 @@
 import { ApiError } from '../http/errors.js'
-import type { Metrics } from '../ops/metrics.js'
+import type { Metrics } from '../ops/service-metrics.js'
 import { CallAbort } from './abort.js'
 import { anthropicAdapter } from './anthropic.js'
 import { type Breaker, type BreakerState, createBreaker } from './breaker.js'

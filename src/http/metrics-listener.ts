@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import { listen, urlOf } from '../ops/listen.js'
 import type { Logger } from '../ops/log.js'
-import type { Metrics } from '../ops/metrics.js'
+import type { Metrics } from '../ops/service-metrics.js'
 import { ApiError } from './errors.js'
 import { errorBody, sendJson } from './io.js'
 

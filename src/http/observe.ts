@@ -1,5 +1,5 @@
 import type { Logger } from '../ops/log.js'
-import type { Metrics } from '../ops/metrics.js'
+import type { Metrics } from '../ops/service-metrics.js'
 import type { Principal } from '../accounts/auth.js'
 import type { Exchange } from './route.js'
 

@@ -1,6 +1,6 @@
 import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
-import type { Metrics } from '../ops/metrics.js'
+import type { Metrics } from '../ops/service-metrics.js'
 import { type RateLimiter, SlidingWindow } from './limits.js'
 
 export interface Limiters {

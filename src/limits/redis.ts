@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import type { Logger } from '../ops/log.js'
-import type { Metrics } from '../ops/metrics.js'
+import type { Metrics } from '../ops/service-metrics.js'
 import { applying, type RateLimiter, SlidingWindow, type Verdict } from './limits.js'
 import { type MergeScript, replay } from './redis-replay.js'
 import { FORMAT, MAX_BATCH, MERGE_SCRIPT, WINDOW_SCRIPT } from './redis-script.js'

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
-import type { Metrics } from '../ops/metrics.js'
+import type { Metrics } from '../ops/service-metrics.js'
 import { writeAtomically } from './backup.js'
 import type { Database } from './db.js'
 

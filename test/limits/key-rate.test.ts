@@ -1,7 +1,7 @@
 import t from 'tap'
 import { SlidingWindow } from '../../src/limits/limits.js'
 import { openRedisLimits } from '../../src/limits/redis.js'
-import { createMetrics } from '../../src/ops/metrics.js'
+import { createMetrics } from '../../src/ops/service-metrics.js'
 import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { spawnServer } from '../support/processes.js'

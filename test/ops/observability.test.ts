@@ -1,5 +1,5 @@
 import t, { type Test as Tap } from 'tap'
-import { createMetrics } from '../../src/ops/metrics.js'
+import { createMetrics } from '../../src/ops/service-metrics.js'
 import { issuedKeys, logLines, startTestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js'
 
