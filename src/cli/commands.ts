@@ -10,11 +10,11 @@ import { check } from './arguments.js'
 import { type Command, UsageError } from './command.js'
 import { PLANS } from './help.js'
 import { printTable } from './print.js'
-import { keyCommands } from './keys.js'
+import { keyCommands } from './key-commands.js'
 import { serve } from './serve.js'
 import { auditCommand } from './audit.js'
 import { backupCommands } from './backup.js'
-import { webhookCommands } from './webhooks.js'
+import { webhookCommands } from './webhook-commands.js'
 
 // The `studio` commands, in the order of the help. A new command is one entry here.
 export const commands: Command[] = [

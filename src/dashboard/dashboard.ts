@@ -10,7 +10,7 @@ import { auditPages } from './audit.js'
 import { html, Html } from './html.js'
 import { bare, canManage } from './layout.js'
 import { keyLimitPages } from './key-limits.js'
-import { keysPages } from './keys.js'
+import { keysPages } from './key-pages.js'
 import { ownsDashboardPath } from './lazy.js'
 import { leadsPages } from './leads.js'
 import type { DashboardDeps, Outcome, Page, PageCtx } from './page.js'
@@ -20,7 +20,7 @@ import { cookieName, signinPages } from './signin.js'
 import { STYLE } from './style.js'
 import { teamPages } from './team.js'
 import { usagePages } from './usage.js'
-import { webhooksPages } from './webhooks.js'
+import { webhooksPages } from './webhook-pages.js'
 
 const FORM_LIMIT = 64 * 1024
 const ASSETS: Record<string, [string, string]> = {

@@ -2,7 +2,7 @@ import type { KeyListing } from '../accounts/accounts.js'
 import { type KeyLimits, LIMIT_MIN, parseLimit, setKeyLimits } from '../accounts/key-limits.js'
 import { ApiError } from '../http/errors.js'
 import { html } from './html.js'
-import { ownKey } from './keys.js'
+import { ownKey } from './key-pages.js'
 import { csrfField, page, type Viewer } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page } from './page.js'
 
