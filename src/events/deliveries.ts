@@ -2,7 +2,6 @@ import type postgres from 'postgres'
 import type { Sql } from '../storage/db.js'
 import type { EndpointKind } from './endpoint-input.js'
 import { inBatches } from '../storage/batches.js'
-import { KEEP_MS } from './prune.js'
 
 // The deliveries table's life: claimed by one process (FOR UPDATE SKIP LOCKED, then a lease: a process that dies
 // holding a claim loses it when the lease ends), then finished by that process and logged as an attempt.
@@ -152,8 +151,11 @@ export async function backlog(sql: Sql, now: Date): Promise<{ waiting: number; o
   }
 }
 
-// Events, deliveries and attempts are kept 30 days (prune.ts); an event is kept while a delivery of it is still
-// pending. Returns the rows deleted (and the stray deliveries cancelled).
+// The delivery log (events, deliveries, attempts, mails) is kept 30 days, deleted in batches (storage/batches.ts).
+export const KEEP_MS = 30 * 86_400_000
+
+// Events, deliveries and attempts are kept KEEP_MS; an event is kept while a delivery of it is still pending. Returns
+// the rows deleted (and the stray deliveries cancelled).
 export async function prune(sql: Sql, now: Date): Promise<number> {
   const before = new Date(now.getTime() - KEEP_MS)
   // Strays of a disabling race (see enableEndpoint): cancelled, so their events can go and the backlog is true.

@@ -1,7 +1,7 @@
 import type { Sql } from '../storage/db.js'
 import type { MailMessage } from './mail-outbox.js'
 import { inBatches } from '../storage/batches.js'
-import { KEEP_MS } from './prune.js'
+import { KEEP_MS } from './deliveries.js'
 
 // The mail deliveries' life, as the webhook deliveries' (deliveries.ts): claimed by one process (FOR UPDATE SKIP
 // LOCKED, then a lease), then finished by it and logged as an attempt.
@@ -70,7 +70,7 @@ export async function finishMailAttempt(sql: Sql, c: ClaimedMail, a: MailAttempt
 }
 
 // Link mails past their link's expiry lose their message (and are not sent); mails and their attempts are kept 30
-// days (prune.ts; a lead mail also goes with its event). Returns the mails deleted.
+// days (deliveries.ts's KEEP_MS; a lead mail also goes with its event). Returns the mails deleted.
 export async function pruneMail(sql: Sql, now: Date): Promise<number> {
   const before = new Date(now.getTime() - KEEP_MS)
   await inBatches(
