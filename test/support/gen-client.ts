@@ -1,5 +1,6 @@
-// npm run gen:client — regenerates the TypeScript client's types (clients/typescript/src/openapi.ts) from the
-// OpenAPI document the server serves.
+// npm run gen:client — regenerates the TypeScript client's types (clients/typescript/src/openapi.ts) and the Python
+// client's types and event classes (clients/python/src/studio_api/_types.py, _events.py) from the OpenAPI document the
+// server serves.
 import { writeFileSync } from 'node:fs'
 import { buildOpenApi } from '../../src/api/openapi.js'
 import { EVENT_ENVELOPES } from '../../src/events/catalogue.js'
@@ -7,6 +8,7 @@ import { parseConfig } from '../../src/ops/config.js'
 import { apiRoutes } from '../../src/service.js'
 import { adaptersFor, createUpstreams } from '../../src/completions/upstreams.js'
 import { CLIENT_TYPES, clientTypes } from './client-types.js'
+import { pythonClientFiles } from './python-client-types.js'
 
 const doc = buildOpenApi(
   apiRoutes(
@@ -17,3 +19,4 @@ const doc = buildOpenApi(
   EVENT_ENVELOPES
 )
 writeFileSync(CLIENT_TYPES, await clientTypes(doc))
+for (const [file, text] of pythonClientFiles(doc)) writeFileSync(file, text)

@@ -17,41 +17,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal, cast
 
+from . import _events
 from ._errors import StudioError
-from ._events import (
-    KeyCreatedEvent,
-    KeyData,
-    KeyRevokedEvent,
-    KeyRotatedData,
-    KeyRotatedEvent,
-    LeadCreatedData,
-    LeadCreatedEvent,
-    QuotaData,
-    QuotaExhaustedEvent,
-    QuotaWarningEvent,
-    WebhookEvent,
-    WebhookTestData,
-    WebhookTestEvent,
-)
+from ._events import *  # noqa: F403 (the generated event classes, listed in its __all__)
+from ._events import WebhookEvent
 
-__all__ = [
-    "KeyCreatedEvent",
-    "KeyData",
-    "KeyRevokedEvent",
-    "KeyRotatedData",
-    "KeyRotatedEvent",
-    "LeadCreatedData",
-    "LeadCreatedEvent",
-    "QuotaData",
-    "QuotaExhaustedEvent",
-    "QuotaWarningEvent",
-    "Reason",
-    "WebhookEvent",
-    "WebhookTestData",
-    "WebhookTestEvent",
-    "WebhookVerificationError",
-    "verify",
-]
+__all__ = [*_events.__all__, "Reason", "WebhookVerificationError", "verify"]
 
 Reason = Literal["missing_header", "invalid_timestamp", "bad_signature", "invalid_payload"]
 TOLERANCE = 5 * 60
