@@ -4,6 +4,7 @@ servers and passes their addresses in STUDIO_TEST_* variables; skipped without t
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import threading
@@ -121,6 +122,22 @@ def test_connection_refused_and_a_timeout() -> None:
     assert down.value.status is None and len(calls) == 3, "the first attempt and two retries"
     with pytest.raises(APITimeoutError):
         Studio(base_url=env("STUDIO_TEST_SILENT_URL"), timeout=0.2, max_retries=0).me()
+
+
+def test_per_call_options_go_with_the_request_and_not_in_its_body() -> None:
+    calls, http = counting()
+    client = Studio(http_client=http)
+    client.leads.create(**LEAD, extra_headers={"x-py-trace": "t1"}, timeout=5, max_retries=1, idempotency_key="py-o1")
+    sent = calls[-1]
+    assert sent.headers["x-py-trace"] == "t1" and sent.headers["idempotency-key"] == "py-o1"
+    assert json.loads(sent.content) == LEAD and sent.extensions["timeout"]["read"] == 5
+    completion = client.completions.create(messages=HELLO, stream=True)
+    assert completion.content == "Hello, world" and json.loads(calls[-1].content) == {"messages": HELLO}
+    calls, http = counting()
+    silent = Studio(base_url=env("STUDIO_TEST_SILENT_URL"), timeout=30, http_client=http)
+    with pytest.raises(APITimeoutError):
+        silent.me(timeout=0.2, max_retries=0)
+    assert len(calls) == 1, "the call's own max_retries"
 
 
 def test_a_lead_is_created_once_when_the_first_response_is_lost() -> None:

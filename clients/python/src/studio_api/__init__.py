@@ -2,7 +2,7 @@
 
 from . import webhooks
 from ._client import AsyncStudio, AsyncStudioRaw, Studio, StudioRaw
-from ._core import RawResponse, __version__
+from ._core import RawResponse, RequestOptions, __version__
 from ._errors import (
     APIConnectionError,
     APITimeoutError,
@@ -15,7 +15,7 @@ from ._errors import (
     StudioError,
 )
 from ._stream import AsyncCompletionStream, CompletionStream, DeltaEvent, DoneEvent, StreamEvent
-from ._types import Caller, Completion, LeadCreated, Message, OpenApiDocument, Quota, Usage, User, Utm
+from ._types import Caller, Completion, LeadCreated, LeadInput, Message, OpenApiDocument, Quota, Usage, User, Utm
 from .webhooks import WebhookVerificationError
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "DoneEvent",
     "InvalidRequestError",
     "LeadCreated",
+    "LeadInput",
     "Message",
     "OpenApiDocument",
     "PermissionDeniedError",
@@ -39,6 +40,7 @@ __all__ = [
     "QuotaExceededError",
     "RateLimitError",
     "RawResponse",
+    "RequestOptions",
     "ServerError",
     "StreamEvent",
     "Studio",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import random
-import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, TypedDict, TypeVar, cast
 
 import httpx
 
 from ._errors import StudioError, retry_after_of
-from ._types import Caller, Completion, LeadCreated, Message, Model, OpenApiDocument, Utm
 
 __version__ = "1.0.0"
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/api/v1"
@@ -24,15 +23,42 @@ RETRY_AFTER_CAP = 60.0
 T = TypeVar("T")
 
 
+class RequestOptions(TypedDict, total=False):
+    """What every method also takes, for that call alone."""
+
+    timeout: float | None
+    """Seconds per attempt."""
+    max_retries: int | None
+    extra_headers: dict[str, str] | None
+
+
+_OPTIONS = frozenset(RequestOptions.__annotations__)
+
+
 @dataclass(frozen=True)
 class Call(Generic[T]):
-    """One API call: what to send and how to read a success."""
+    """One API call: what to send, how to read a success, and the caller's ``RequestOptions``."""
 
     method: str
     path: str
     parse: Callable[[dict[str, Any], str | None], T]
     body: dict[str, Any] | None = None
     headers: dict[str, str] | None = None
+    options: RequestOptions | None = None
+
+    @classmethod
+    def of(
+        cls,
+        method: str,
+        path: str,
+        parse: Callable[[dict[str, Any], str | None], T],
+        args: Mapping[str, Any],
+        headers: dict[str, str] | None = None,
+    ) -> Call[T]:
+        """The call whose body is ``args`` less the ``RequestOptions`` (and the keys given as None)."""
+        options = cast(RequestOptions, {k: v for k, v in args.items() if k in _OPTIONS})
+        body = {k: v for k, v in args.items() if v is not None and k not in _OPTIONS}
+        return cls(method, path, parse, body if method != "GET" else None, headers, options)
 
 
 @dataclass(frozen=True)
@@ -92,37 +118,3 @@ def retry_delay(error: StudioError, attempt: int) -> float | None:
 
 def retryable(status: int, code: str | None) -> bool:
     return status in (408, 409) or (status == 429 and code == "rate_limited") or (status >= 500 and status != 501)
-
-
-def me_call() -> Call[Caller]:
-    return Call("GET", "/me", Caller.from_json)
-
-
-def openapi_call() -> Call[OpenApiDocument]:
-    return Call("GET", "/openapi.json", OpenApiDocument.from_json)
-
-
-def completion_call(
-    messages: list[Message],
-    model: Model | None,
-    system: str | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    stream: bool = False,
-) -> Call[Completion]:
-    optional = {"model": model, "system": system, "max_tokens": max_tokens, "temperature": temperature}
-    body: dict[str, Any] = {"messages": messages, **{k: v for k, v in optional.items() if v is not None}}
-    if stream:
-        return Call("POST", "/ai/completions", Completion.from_json, {**body, "stream": True}, STREAM_HEADERS)
-    return Call("POST", "/ai/completions", Completion.from_json, body)
-
-
-STREAM_HEADERS = {"accept": "text/event-stream"}
-
-
-def lead_call(fields: dict[str, Any], utm: Utm | None, idempotency_key: str | None) -> Call[LeadCreated]:
-    body = {k: v for k, v in fields.items() if v is not None}
-    if utm is not None:
-        body["utm"] = dict(utm)
-    key = idempotency_key or str(uuid.uuid4())
-    return Call("POST", "/leads", LeadCreated.from_json, body, {"idempotency-key": key})
