@@ -46,7 +46,11 @@ t.test('the committed types and event classes are generated from the served docu
   const key = await s.key('py-doc@example.com')
   const doc = await (await fetch(`${s.baseURL}/openapi.json`, { headers: { authorization: `Bearer ${key}` } })).json()
   for (const [file, text] of pythonClientFiles(doc)) {
-    t.equal(readFileSync(file, 'utf8'), text, `${file.pathname}: run \`npm run gen:client\` after changing a schema`)
+    t.equal(
+      readFileSync(file, 'utf8'),
+      text,
+      `${file.pathname.split('/').at(-1)}: run \`npm run gen:client\` after changing a schema`
+    )
   }
 })
 

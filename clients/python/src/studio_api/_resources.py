@@ -57,7 +57,7 @@ def _bound(build: Callable[..., Call[Any]], resource: Resource[Any], send: Calla
     def method(*args: Any, **kwargs: Any) -> Any:
         return send(build(resource, *args, **kwargs))
 
-    method.__doc__ = build.__doc__
+    method.__name__, method.__qualname__, method.__doc__ = build.__name__, build.__qualname__, build.__doc__
     return method
 
 
