@@ -26,18 +26,17 @@ export type ErrorCode = keyof typeof statusOf
 
 // An error that is an outcome, not a fault (a refusal, an upstream's failure): made without a stack trace, which
 // nothing reads (only errors that become a 500 are logged with theirs) and which was a fifth of the CPU of a refused
-// request (a 401, a 429).
-export class ExpectedError extends Error {
-  constructor(message: string) {
-    const limit = Error.stackTraceLimit
-    Error.stackTraceLimit = 0
-    try {
-      super(message)
-    } finally {
-      Error.stackTraceLimit = limit
-    }
+// request (a 401, a 429). It never calls Error's constructor, where V8 captures the frames: its prototype chain holds
+// Error.prototype (so `instanceof Error`, `name` and `toString` are Error's), and its stack is the first line alone.
+export class ExpectedError implements Error {
+  declare readonly name: string
+  constructor(readonly message: string) {}
+
+  get stack() {
+    return `${this.name}: ${this.message}`
   }
 }
+Object.setPrototypeOf(ExpectedError.prototype, Error.prototype)
 
 export class ApiError extends ExpectedError {
   readonly status: number

@@ -9,6 +9,7 @@ t.test('an ApiError or an UpstreamFailure has no stack frames; the errors made a
   t.equal(refused.status, 429)
   t.equal(refused.message, 'Slow down')
   t.ok(refused instanceof Error)
+  t.equal(refused.name, 'Error')
   t.notMatch(refused.stack ?? '', /\n\s+at /, 'no frames captured')
   const failed = new UpstreamFailure(new ApiError('upstream_error', 'Overloaded'), 'upstream_unavailable', 1)
   t.equal(failed.message, 'Overloaded')
@@ -16,12 +17,25 @@ t.test('an ApiError or an UpstreamFailure has no stack frames; the errors made a
   t.match(new Error('a fault').stack, /\n\s+at /, 'a plain error still has its frames')
 })
 
-t.test("the process's own stack trace limit is kept", async (t) => {
-  const before = Error.stackTraceLimit
+t.test('making one changes nothing process-wide: the stack trace limit is neither read nor written', async (t) => {
+  const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')!
   t.teardown(() => {
-    Error.stackTraceLimit = before
+    Object.defineProperty(Error, 'stackTraceLimit', own)
   })
-  Error.stackTraceLimit = 3
-  new ApiError('unauthorized', 'No key')
-  t.equal(Error.stackTraceLimit, 3)
+  let touched = 0
+  Object.defineProperty(Error, 'stackTraceLimit', {
+    configurable: true,
+    get: () => {
+      touched++
+      return own.value
+    },
+    set: () => {
+      touched++
+    },
+  })
+  const refused = new ApiError('unauthorized', 'No key')
+  new UpstreamFailure(refused, 'upstream_auth', 1)
+  t.equal(touched, 0)
+  t.equal(String(refused), 'Error: No key', "Error's toString")
+  t.equal(refused.stack, 'Error: No key', 'the first line alone')
 })
