@@ -135,7 +135,10 @@ function judgeAnswer(adapter: Adapter, res: Answer, t: Try, opts: CallOptions): 
     throw failure(t, 'upstream_invalid_request', refused)
   }
   if (status === 401 || status === 403) {
-    opts.onAuthFailure?.(status, adapter.name)
+    opts.log?.error(`the ${adapter.name} upstream refused our credentials (${status}): check the API key setting`, {
+      upstream: adapter.name,
+      status,
+    })
     throw failure(t, 'upstream_auth', new ApiError('upstream_error', 'The upstream refused our credentials'))
   }
   if (!RETRYABLE_STATUS(status))

@@ -2,6 +2,7 @@ import type { Transport } from '../ops/transport.js'
 import { type ApiError, ExpectedError } from '../http/errors.js'
 import type { Config } from '../ops/config.js'
 import type { Span } from '../ops/trace.js'
+import type { Logger } from '../ops/log.js'
 import type { CallAbort } from './abort.js'
 import type { Streamed, UpstreamStream } from './stream.js'
 
@@ -71,7 +72,8 @@ export interface CallOptions {
   abort: CallAbort
   retries?: number
   backoff?: (attempt: number, retryAfterS: number | null) => number
-  onAuthFailure?: (status: number, upstream?: string) => void
+  // Where an upstream's refusal of our credentials is logged.
+  log?: Logger
   // Told of each attempt as it ends: its failure (null: it answered) and how long it took.
   onAttempt?: (failure: unknown, ms: number) => void
   // A streamed call: each attempt's 2xx body goes to it, and the attempt ends at its first event.

@@ -8,7 +8,7 @@ import type { Recorder } from './recorder.js'
 import { CompletionDelta, CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
 import type { Upstreams } from './upstreams.js'
-import { completeWith } from './complete.js'
+import { complete } from './complete.js'
 
 export interface CompletionsDeps {
   quota: Quota
@@ -41,7 +41,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
         events: { description: EVENTS, data: { delta: CompletionDelta, done: CompletionResponse }, errors: ERRORS },
       },
     },
-    handle: completeWith(deps),
+    handle: (x) => complete(deps, x),
   })
 }
 

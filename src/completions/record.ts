@@ -1,15 +1,43 @@
 import { ApiError } from '../http/errors.js'
 import type { Usage } from './call.js'
+import type { CompletionContext } from './context.js'
 
-// How a call is recorded (one row of the completions table, complete.ts makes it): its outcome, attempts, the
-// upstream's request id and usage, and whether the upstream sent no usage at all.
-export type Record = (
-  outcome: string,
-  attempts: number,
-  requestId: string | null,
-  usage?: Usage,
-  usageMissing?: boolean
-) => void
+// Which call a record is of: its attempts and the upstream's request id (an answer's, or a failure's).
+interface Call {
+  attempts: number
+  requestId: string | null
+}
+
+// What the upstream said the call used; `usageSeen` false when a streamed answer carried no count at all.
+interface Used {
+  usage: Usage
+  usageSeen?: boolean
+}
+
+// How a call went: one row of the completions table (written in batches by recorder.ts) and the upstream metrics.
+export function recordCompletion(c: CompletionContext, outcome: string, call: Call, used?: Used) {
+  const { principal, body } = c.x
+  const last = c.tries.at(-1)
+  c.deps.metrics?.upstream(outcome, (performance.now() - c.t0) / 1000)
+  c.deps.recorder.record({
+    account_id: principal.accountId,
+    key_prefix: principal.prefix,
+    model_alias: body.model,
+    upstream_model: last?.model ?? c.upstreamModel,
+    input_tokens: used?.usage.input_tokens ?? 0,
+    output_tokens: used?.usage.output_tokens ?? 0,
+    cache_read_input_tokens: used?.usage.cache_read_input_tokens ?? 0,
+    cache_creation_input_tokens: used?.usage.cache_creation_input_tokens ?? 0,
+    latency_ms: Math.round(performance.now() - c.t0),
+    attempts: call.attempts,
+    outcome,
+    upstream_request_id: call.requestId,
+    upstream: last?.upstream ?? null,
+    tries: c.tries,
+    created_at: new Date(),
+    usage_missing: used?.usageSeen === false,
+  })
+}
 
 // The completions table's outcome for a call whose unit was refused while the call was under way.
 export const refusedOutcome = (e: unknown) =>

@@ -1,16 +1,12 @@
-import type { Exchange, Reply } from '../http/route.js'
+import type { Reply } from '../http/route.js'
 import { ApiError } from '../http/errors.js'
 import { errorBody } from '../http/io.js'
-import type { QuotaTicket } from '../quota/ticket-pair.js'
-import type { CompletionRequest } from '../api/schemas.js'
-import type { Attempted, CallOptions, CompletionCall } from './call.js'
-import type { CompletionsDeps } from './completions.js'
-import type { Try } from './upstreams.js'
-import { type Record, refusedOutcome } from './record.js'
+import type { Attempted, CompletionCall } from './call.js'
+import type { CompletionContext } from './context.js'
+import { callFailed } from './call-failed.js'
+import { recordCompletion, refusedOutcome } from './record.js'
 import { SseReply } from './sse-reply.js'
 import { UpstreamStream, UpstreamStreamError } from './stream.js'
-
-type Failed = (e: unknown, ticket: QuotaTicket, record: Record, tries: Try[]) => Promise<never>
 
 // What the completions table records, and the client's `error` event says, of a stream that failed once begun.
 function brokenStream(e: unknown): { outcome: string; api: ApiError } {
@@ -31,65 +27,55 @@ const asApiError = (e: unknown) =>
 // retries apply); then the 200 goes out once the quota unit is committed, each piece of text as it is parsed, and
 // `done` (the CompletionResponse) or `error` last. The unit is spent at the first delta (before it, a failure gives
 // it back); a client that goes away aborts the upstream call and the record says `client_closed`.
-export function streamWith(deps: CompletionsDeps, failed: Failed) {
-  return async function stream(
-    alias: CompletionRequest['model'],
-    call: Omit<CompletionCall, 'model'>,
-    opts: CallOptions,
-    { res, headers, started }: Exchange<CompletionRequest>,
-    ticket: QuotaTicket,
-    record: Record,
-    tries: Try[]
-  ): Promise<Reply> {
-    const reply = new SseReply(res, deps.pingMs)
-    let spending: Promise<void> | null = null
-    const upstream = new UpstreamStream(reply, () => {
-      spending = ticket.spend()
-      spending.catch(() => {})
-    })
-    const t0 = performance.now()
-    let r: Attempted
-    try {
-      r = await deps.upstreams.call(alias, call, { ...opts, stream: upstream }, tries)
-    } catch (e) {
-      return await failed(e, ticket, record, tries)
-    }
-    const { streamed } = upstream
-    const done = (outcome: string) => record(outcome, r.attempts, r.requestId, streamed.usage, !streamed.usageSeen)
-    try {
-      await ticket.committed()
-    } catch (refused) {
-      opts.abort.cancel()
-      done(refusedOutcome(refused))
-      throw refused
-    }
-    // As the whole answer's, but the upstream's part ends at its first event.
-    const now = performance.now()
-    const timing = `upstream;dur=${(now - t0).toFixed(1)}, total;dur=${(now - started).toFixed(1)}`
-    if (!res.destroyed) reply.open(headers, timing)
-    try {
-      await upstream.ended
-      await (spending ?? ticket.spend())
-    } catch (e) {
-      reply.stop()
-      if (opts.abort.byCaller) {
-        done('client_closed')
-        return { status: 200 }
-      }
-      const refused = ticket.state === 'refused' ? ticket.refusal : null
-      const broken = refused ? { outcome: refusedOutcome(refused), api: asApiError(refused) } : brokenStream(e)
-      done(broken.outcome)
-      deps.log.warn('upstream stream failed', {
-        upstream: tries.at(-1)?.upstream,
-        outcome: broken.outcome,
-        upstream_request_id: r.requestId,
-      })
-      reply.error(errorBody(broken.api))
+export async function streamCompletion(c: CompletionContext, call: Omit<CompletionCall, 'model'>): Promise<Reply> {
+  const { deps, ticket, opts, x } = c
+  const reply = new SseReply(x.res, deps.pingMs)
+  let spending: Promise<void> | null = null
+  const upstream = new UpstreamStream(reply, () => {
+    spending = ticket.spend()
+    spending.catch(() => {})
+  })
+  const t0 = performance.now()
+  let r: Attempted
+  try {
+    r = await deps.upstreams.call(x.body.model, call, { ...opts, stream: upstream }, c.tries)
+  } catch (e) {
+    return await callFailed(c, e)
+  }
+  const { streamed } = upstream
+  try {
+    await ticket.committed()
+  } catch (refused) {
+    opts.abort.cancel()
+    recordCompletion(c, refusedOutcome(refused), r, streamed)
+    throw refused
+  }
+  // As the whole answer's, but the upstream's part ends at its first event.
+  const now = performance.now()
+  const timing = `upstream;dur=${(now - t0).toFixed(1)}, total;dur=${(now - x.started).toFixed(1)}`
+  if (!x.res.destroyed) reply.open(x.headers, timing)
+  try {
+    await upstream.ended
+    await (spending ?? ticket.spend())
+  } catch (e) {
+    reply.stop()
+    if (opts.abort.byCaller) {
+      recordCompletion(c, 'client_closed', r, streamed)
       return { status: 200 }
     }
-    done('ok')
-    const { model, stop_reason, usage } = streamed
-    reply.done(JSON.stringify({ model, content: upstream.content, stop_reason, usage }))
+    const refused = ticket.state === 'refused' ? ticket.refusal : null
+    const broken = refused ? { outcome: refusedOutcome(refused), api: asApiError(refused) } : brokenStream(e)
+    recordCompletion(c, broken.outcome, r, streamed)
+    deps.log.warn('upstream stream failed', {
+      upstream: c.tries.at(-1)?.upstream,
+      outcome: broken.outcome,
+      upstream_request_id: r.requestId,
+    })
+    reply.error(errorBody(broken.api))
     return { status: 200 }
   }
+  recordCompletion(c, 'ok', r, streamed)
+  const { model, stop_reason, usage } = streamed
+  reply.done(JSON.stringify({ model, content: upstream.content, stop_reason, usage }))
+  return { status: 200 }
 }
