@@ -1,6 +1,6 @@
 import { ApiError } from '../http/errors.js'
 import { type Adapter, type Attempted, type CallOptions, UpstreamFailure, type WireRequest } from './call.js'
-import { type Answer, exchange } from './exchange.js'
+import { type Answer, exchange, FailedAfterSending } from './exchange.js'
 import { UpstreamStreamError } from './stream.js'
 import type { Span } from '../ops/trace.js'
 import { answered, attemptSpan } from './attempt-span.js'
@@ -148,16 +148,25 @@ function judgeAnswer(adapter: Adapter, res: Answer, t: Try, opts: CallOptions): 
   return { retry: failure(t, 'upstream_unavailable', busy), retryAfter }
 }
 
+// A connection error is another attempt only when the request never wholly reached the socket (refused, unreachable,
+// reset while it was written): one that broke after the upstream may have read the request is not sent again, here
+// or to the next upstream, since the upstream may have answered and billed it.
 function judgeError(e: unknown, t: Try, opts: CallOptions): Outcome {
   if (e instanceof UpstreamFailure) throw e
   if (opts.abort.byCaller) throw clientGone(t)
   if (opts.abort.byDeadline) throw timedOut(t, opts.timeoutMs)
-  if (e instanceof UpstreamStreamError && e.retryable) {
+  const sent = e instanceof FailedAfterSending
+  const cause = sent ? e.cause : e
+  if (cause instanceof UpstreamStreamError && cause.retryable) {
     const busy = unavailable('The upstream is unavailable (its stream said so); try again later', null)
     return { retry: failure(t, 'upstream_unavailable', busy), retryAfter: null }
   }
-  if (!CONNECTION_CODES.has((e as { code?: string }).code ?? ''))
+  if (!CONNECTION_CODES.has((cause as { code?: string }).code ?? ''))
     throw failure(t, 'upstream_error', new ApiError('upstream_error', 'The upstream call failed'))
+  if (sent) {
+    const message = 'The connection to the upstream broke after it was sent the request, which was not sent again'
+    throw failure(t, 'upstream_broke_off', new ApiError('upstream_error', message))
+  }
   const unreachable = unavailable('The upstream is unreachable; try again later', null)
   return { retry: failure(t, 'upstream_unreachable', unreachable), retryAfter: null }
 }

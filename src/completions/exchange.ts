@@ -17,6 +17,14 @@ export interface Answer {
 
 type Options = Omit<Dispatcher.DispatchOptions, 'signal'>
 
+// A dispatch's failure after the whole request was handed to its socket: the upstream may have read it, answered
+// it and billed it, so it is not sent again (attempt.ts). `cause` is the failure itself.
+export class FailedAfterSending extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message)
+  }
+}
+
 // The error a dispatch fails with when `abort` ends it (the attempt reads `abort` itself to say whose abort it was).
 const aborted = () => Object.assign(new Error('The upstream call was aborted'), { code: 'UND_ERR_ABORTED' })
 
@@ -30,6 +38,8 @@ class Collector {
   // Whether the body goes to `stream`; whether the answer was given (a streamed one, at its first event).
   private streaming = false
   private answered = false
+  // Whether the request's body (all of it: it is one buffer) was handed to the socket.
+  private sent = false
 
   constructor(
     private abort: CallAbort,
@@ -45,6 +55,10 @@ class Collector {
     if (this.abort.aborted) return stop(aborted())
     if (this.stop === null) this.abort.on('abort', this.onAbort)
     this.stop = stop
+  }
+
+  onBodySent() {
+    this.sent = true
   }
 
   onHeaders(statusCode: number, raw: Buffer[]) {
@@ -87,7 +101,7 @@ class Collector {
   onError(e: Error) {
     this.done()
     if (this.answered) this.stream!.fail(e)
-    else this.reject(e)
+    else this.reject(this.sent ? new FailedAfterSending(e) : e)
   }
 
   private answer(text: string) {

@@ -43,6 +43,10 @@ const fallsOver = (e: unknown) =>
   (e.outcome === 'upstream_unreachable' ||
     e.outcome === 'upstream_timeout' ||
     (e.status !== null && FALL_OVER_STATUS.has(e.status)))
+// A connection that broke after the upstream was sent the request ends the call (attempt.ts), and still counts
+// against that upstream's breaker, as an unreachable one does.
+const countsAgainst = (e: unknown) =>
+  fallsOver(e) || (e instanceof UpstreamFailure && e.outcome === 'upstream_broke_off')
 
 export const adaptersFor = (config: UpstreamConfig): Adapter[] =>
   config.STUDIO_UPSTREAM.map((name) => (name === 'openai' ? openaiAdapter(config) : anthropicAdapter(config)))
@@ -67,7 +71,7 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
   )
   const failedAttempt = o.metrics?.counterBy(
     'studio_upstream_failures_total',
-    'Attempts that failed in a way that counts against the upstream (unreachable, timed out, overloaded).',
+    'Attempts that failed in a way that counts against the upstream (unreachable, broken off, timed out, overloaded).',
     'upstream',
     names
   )
@@ -92,7 +96,7 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
       tries.push({ upstream: name, model: call.model, outcome, latency_ms: Math.round(ms) })
       attempted?.(name)
       if (failure === null) u.breaker.success()
-      else if (fallsOver(failure)) {
+      else if (countsAgainst(failure)) {
         failedAttempt?.(name)
         u.breaker.failure()
       } else u.breaker.neutral()

@@ -11,6 +11,7 @@ import {
 import { testDatabase } from '../support/database.js'
 import { logLines, startTestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js'
+import { refusedPort } from '../support/ports.js'
 
 const UPSTREAM_KEY = 'sk-ant-test-secret-0123456789'
 const dbEnv = await testDatabase(t)
@@ -218,15 +219,30 @@ t.test(
   }
 )
 
-t.test('connection resets are retried, then 503', async (t) => {
-  anthropic.next(reset, reset, reset)
+t.test('a connection reset once the upstream had the request is not sent again: 502', async (t) => {
+  anthropic.next(reset)
   const r = await complete(hello)
+  t.equal(r.status, 502)
+  t.equal(((await r.json()) as any).error.code, 'upstream_error')
+  t.equal(anthropic.seen.length, 1, 'one call: the upstream may have answered and billed it')
+  t.same(backoffs, [], 'no retry waited for')
+  const [row] = await recorded('upstream_broke_off')
+  t.match(row, { attempts: 1, upstream: 'anthropic', tries: [{ outcome: 'upstream_broke_off' }] })
+})
+
+t.test('a refused connection never reached the upstream: retried, then 503', async (t) => {
+  const down = await startTestServer(
+    t,
+    { ANTHROPIC_API_KEY: UPSTREAM_KEY, ANTHROPIC_BASE_URL: `http://127.0.0.1:${await refusedPort()}` },
+    { dbEnv, backoff }
+  )
+  const refusedKey = await down.key({ plan: 'ENTERPRISE' })
+  const r = await down.fetch('/api/v1/ai/completions', { method: 'POST', key: refusedKey, json: hello })
   t.equal(r.status, 503)
   t.equal(((await r.json()) as any).error.code, 'upstream_unavailable')
-  t.equal(anthropic.seen.length, 3)
-  anthropic.reset()
-  anthropic.next(reset)
-  t.equal((await complete(hello)).status, 200, 'a reset then success')
+  t.same(backoffs, [null, null], 'two retries')
+  const [row] = await recorded('upstream_unreachable', (row) => row.key_prefix === refusedKey.split('_')[1])
+  t.match(row, { attempts: 3, tries: [{ outcome: 'upstream_unreachable' }, {}, {}] })
 })
 
 t.test('garbage from the upstream → 502 upstream_error', async (t) => {

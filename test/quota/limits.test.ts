@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { run } from '../../src/cli/cli.js'
 import { anthropicMessage, anthropicStream, fakeUpstream, json, sse } from '../support/fake-upstream.js'
 import { testDatabase } from '../support/database.js'
+import { eventually } from '../support/eventually.js'
 import { spawnServer } from '../support/processes.js'
 import { startTestServer } from '../support/server.js'
 
@@ -53,6 +54,17 @@ t.test('250 concurrent completions, one FREE account, two server processes: exac
   const me = (await (await a.fetch('/api/v1/me', { key })).json()) as any
   t.match(me.quota, { limit: 100, used: 100, remaining: 0 })
   await b.stop()
+  // Each call the upstream saw is one the two processes recorded as an attempt, one per answer: an extra call would
+  // show here as a retry (more attempts than answers) or as a call that was never answered (another outcome).
+  const records = await eventually(
+    async () => {
+      const rows = await a.db.sql`select outcome, count(*)::int as calls, sum(attempts)::int as attempts
+        from completions group by outcome`
+      return rows.reduce((n, r) => n + r.calls, 0) >= 100 && rows
+    },
+    { what: "both processes' records" }
+  )
+  t.same([...records], [{ outcome: 'ok', calls: 100, attempts: 100 }], 'one attempt per answer, nothing else')
 })
 
 t.test('250 concurrent streams, one FREE account, two server processes: exactly 100 streamed', async (t) => {
