@@ -25,7 +25,7 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ])
 
-const unavailable = (message: string, retryAfterS: number | null) => {
+const unavailable = (message: string, retryAfterS: number | null = null) => {
   const seconds = Math.ceil(Math.min(retryAfterS ?? 5, 60))
   return new ApiError('upstream_unavailable', message, undefined, { 'retry-after': String(seconds) })
 }
@@ -55,7 +55,7 @@ interface Try {
 }
 
 const failure = (t: Try, outcome: string, api: ApiError) =>
-  new UpstreamFailure(api, outcome, t.attempt, t.requestId, t.status)
+  new UpstreamFailure(api, { outcome, attempts: t.attempt, requestId: t.requestId, status: t.status })
 export const clientGone = (t: Try) =>
   failure(t, 'client_closed', new ApiError('upstream_error', 'The client went away'))
 export const timedOut = (t: Try, ms: number) =>
@@ -158,7 +158,7 @@ function judgeError(e: unknown, t: Try, opts: CallOptions): Outcome {
   const sent = e instanceof FailedAfterSending
   const cause = sent ? e.cause : e
   if (cause instanceof UpstreamStreamError && cause.retryable) {
-    const busy = unavailable('The upstream is unavailable (its stream said so); try again later', null)
+    const busy = unavailable('The upstream is unavailable (its stream said so); try again later')
     return { retry: failure(t, 'upstream_unavailable', busy), retryAfter: null }
   }
   if (!CONNECTION_CODES.has((cause as { code?: string }).code ?? ''))
@@ -167,6 +167,6 @@ function judgeError(e: unknown, t: Try, opts: CallOptions): Outcome {
     const message = 'The connection to the upstream broke after it was sent the request, which was not sent again'
     throw failure(t, 'upstream_broke_off', new ApiError('upstream_error', message))
   }
-  const unreachable = unavailable('The upstream is unreachable; try again later', null)
+  const unreachable = unavailable('The upstream is unreachable; try again later')
   return { retry: failure(t, 'upstream_unreachable', unreachable), retryAfter: null }
 }

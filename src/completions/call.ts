@@ -82,16 +82,31 @@ export interface CallOptions {
   span?: Span
 }
 
+// What a failed call's record says: its outcome (the completions table's), its attempts, and the last answer's request
+// id and status when there was an answer.
+interface FailureRecord {
+  outcome: string
+  attempts: number
+  requestId?: string | null
+  status?: number | null
+}
+
 // A failed upstream call: `api` is what the caller gets; `outcome` what the completions table records.
 export class UpstreamFailure extends ExpectedError {
+  readonly outcome: string
+  readonly attempts: number
+  readonly requestId: string | null
+  readonly status: number | null
+
   constructor(
     readonly api: ApiError,
-    readonly outcome: string,
-    readonly attempts: number,
-    readonly requestId: string | null = null,
-    readonly status: number | null = null
+    { outcome, attempts, requestId = null, status = null }: FailureRecord
   ) {
     super(api.message)
+    this.outcome = outcome
+    this.attempts = attempts
+    this.requestId = requestId
+    this.status = status
   }
 }
 

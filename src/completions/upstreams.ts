@@ -117,7 +117,7 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
       undefined,
       { 'retry-after': String(Math.max(1, seconds)) }
     )
-    return new UpstreamFailure(api, 'upstream_cooling', 0)
+    return new UpstreamFailure(api, { outcome: 'upstream_cooling', attempts: 0 })
   }
 
   return {
@@ -140,7 +140,8 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
         }
       }
       if (!failed) throw allCooling()
-      throw new UpstreamFailure(failed.api, failed.outcome, tries.length, failed.requestId, failed.status)
+      const { outcome, requestId, status } = failed
+      throw new UpstreamFailure(failed.api, { outcome, attempts: tries.length, requestId, status })
     },
   }
 }

@@ -11,7 +11,10 @@ t.test('an ApiError or an UpstreamFailure has no stack frames; the errors made a
   t.ok(refused instanceof Error)
   t.equal(refused.name, 'Error')
   t.notMatch(refused.stack ?? '', /\n\s+at /, 'no frames captured')
-  const failed = new UpstreamFailure(new ApiError('upstream_error', 'Overloaded'), 'upstream_unavailable', 1)
+  const failed = new UpstreamFailure(new ApiError('upstream_error', 'Overloaded'), {
+    outcome: 'upstream_unavailable',
+    attempts: 1,
+  })
   t.equal(failed.message, 'Overloaded')
   t.notMatch(failed.stack ?? '', /\n\s+at /, 'no frames captured')
   t.match(new Error('a fault').stack, /\n\s+at /, 'a plain error still has its frames')
@@ -34,7 +37,7 @@ t.test('making one changes nothing process-wide: the stack trace limit is neithe
     },
   })
   const refused = new ApiError('unauthorized', 'No key')
-  new UpstreamFailure(refused, 'upstream_auth', 1)
+  new UpstreamFailure(refused, { outcome: 'upstream_auth', attempts: 1 })
   t.equal(touched, 0)
   t.equal(String(refused), 'Error: No key', "Error's toString")
   t.equal(refused.stack, 'Error: No key', 'the first line alone')
