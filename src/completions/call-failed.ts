@@ -1,6 +1,6 @@
 import { UpstreamFailure } from './call.js'
 import type { CompletionContext } from './context.js'
-import { recordCompletion, refusedOutcome } from './record.js'
+import { recordCompletion, refusedOutcome } from './call-record.js'
 
 // A failed upstream call: recorded, and answered with its error, or with the quota's refusal when the reservation
 // that ran alongside it was refused and that is what aborted it (a call that failed on its own keeps its error).

@@ -4,10 +4,10 @@ import type { ErrorCode } from '../http/errors.js'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/service-metrics.js'
 import type { Quota } from '../quota/quota.js'
-import type { Recorder } from './recorder.js'
+import type { Recorder } from './record-writer.js'
 import { CompletionDelta, CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
-import type { Upstreams } from './upstreams.js'
+import type { Upstreams } from './fallback.js'
 import { complete } from './complete.js'
 
 export interface CompletionsDeps {

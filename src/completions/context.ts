@@ -3,11 +3,11 @@ import type { QuotaTicket } from '../quota/ticket-pair.js'
 import type { CompletionRequest } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
 import type { CompletionsDeps } from './completions.js'
-import type { Try } from './upstreams.js'
+import type { Try } from './fallback.js'
 
 // One completion under way: the exchange, the services it needs (made once at start), and what it holds for its
 // whole life: its quota ticket, the call's options with its abort, every attempt so far. complete.ts makes it once
-// per request; each step of the operation (complete.ts, stream-complete.ts, record.ts) is a function over it.
+// per request; each step of the operation (complete.ts, stream-complete.ts, call-record.ts) is a function over it.
 export interface CompletionContext {
   deps: CompletionsDeps
   x: Exchange<CompletionRequest>

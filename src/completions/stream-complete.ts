@@ -4,7 +4,7 @@ import { errorBody } from '../http/io.js'
 import type { Attempted, CompletionCall } from './call.js'
 import type { CompletionContext } from './context.js'
 import { callFailed } from './call-failed.js'
-import { recordCompletion, refusedOutcome } from './record.js'
+import { recordCompletion, refusedOutcome } from './call-record.js'
 import { SseReply } from './sse-reply.js'
 import { UpstreamStream, UpstreamStreamError } from './stream.js'
 

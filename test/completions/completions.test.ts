@@ -182,7 +182,7 @@ t.test('retry-after is honoured, capped', async (t) => {
   t.equal(r.status, 503)
   t.same(backoffs, [2, 3600], 'the backoff sees the retry-after values')
   t.equal(r.headers.get('retry-after'), '7')
-  const { jitteredBackoff } = await import('../../src/completions/upstream.js')
+  const { jitteredBackoff } = await import('../../src/completions/retries.js')
   t.ok(jitteredBackoff(0, 3600) <= 10_100, 'a huge retry-after is capped')
   t.ok(jitteredBackoff(0, 2) >= 2000, 'a small one is honoured')
 })

@@ -6,7 +6,7 @@ import { buildOpenApi } from '../../src/api/openapi.js'
 import { EVENT_ENVELOPES } from '../../src/events/catalogue.js'
 import { parseConfig } from '../../src/ops/config.js'
 import { apiRoutes } from '../../src/service.js'
-import { adaptersFor, createUpstreams } from '../../src/completions/upstreams.js'
+import { adaptersFor, createUpstreams } from '../../src/completions/fallback.js'
 import { CLIENT_TYPES, clientTypes } from './client-types.js'
 import { pythonClientFiles } from './python-client-types.js'
 

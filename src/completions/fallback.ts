@@ -12,7 +12,7 @@ import {
   type UpstreamConfig,
 } from './call.js'
 import { openaiAdapter } from './openai.js'
-import { callUpstream, notConfigured } from './upstream.js'
+import { callUpstream, notConfigured } from './retries.js'
 
 // The upstreams of STUDIO_UPSTREAM in fallback order, each with its breaker: a call goes to the first not cooling
 // down and moves on to the next at once when an attempt fails in a way another upstream may not (unreachable, timed

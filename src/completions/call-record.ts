@@ -14,7 +14,7 @@ interface Used {
   usageSeen?: boolean
 }
 
-// How a call went: one row of the completions table (written in batches by recorder.ts) and the upstream metrics.
+// How a call went: one row of the completions table (written in batches by record-writer.ts) and the upstream metrics.
 export function recordCompletion(c: CompletionContext, outcome: string, call: Call, used?: Used) {
   const { principal, body } = c.x
   const last = c.tries.at(-1)
