@@ -10,8 +10,8 @@ import type { Use } from './uses.js'
 export const BASE = '/api/v1'
 
 // One request and its response as they travel the pipeline: what a handler reads, and what the access log and the
-// request metrics read once the response closes. The pipeline fills `route` when a route matched, `principal` once
-// the key is verified and `body` once it is validated.
+// request metrics read once the response closes. The pipeline fills `route` and `params` when a route matched,
+// `principal` once the key is verified and `body` once it is validated.
 export interface Exchange<B = unknown> {
   headers: string[]
   req: IncomingMessage
@@ -19,6 +19,8 @@ export interface Exchange<B = unknown> {
   id: string
   principal: Principal
   body: B
+  // The route's path parameters (`/things/:id` → `{ id }`), percent-decoded.
+  params: Record<string, string>
   started: number
   // The matched route's pattern, for the access log and metrics.
   route?: string
@@ -46,6 +48,7 @@ export interface ResponseDoc {
 // answer, and so its OpenAPI responses, are derived from that declaration (uses.ts). `responses` are its successes.
 export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   method: 'GET' | 'POST'
+  // `/api/v1/things/:id`: a `:name` segment is a path parameter, handed to the handler in `exchange.params`.
   path: string
   uses: Use[]
   // The scope a key needs for this route (with `key` in `uses`): checked before the rate limit counts the request,

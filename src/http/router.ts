@@ -1,3 +1,5 @@
+import { ApiError } from './errors.js'
+
 type Params = Record<string, string>
 
 interface Entry<R> {
@@ -38,7 +40,7 @@ export class Router<R> {
       const m = e.pattern.exec(path)
       if (!m) continue
       const params: Params = {}
-      e.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1])))
+      e.keys.forEach((k, i) => (params[k] = decoded(m[i + 1])))
       return pick(e.methods, method, params)
     }
     return null
@@ -51,4 +53,14 @@ function pick<R>(methods: Map<string, R>, method: string, params: Params): Match
   const allow = [...methods.keys()]
   if (methods.has('GET')) allow.push('HEAD')
   return { allow }
+}
+
+// A segment whose percent-escapes are not UTF-8 (`%E0`) names nothing a route could hold: the request is refused
+// as malformed rather than failing in decodeURIComponent.
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    throw new ApiError('bad_request', 'The path has a percent-escape that is not UTF-8')
+  }
 }

@@ -88,6 +88,8 @@ function answerParserErrors(server: Server, log: Logger) {
   )
 }
 
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>
+
 const bootId = randomBytes(4).toString('hex')
 let seq = 0
 const REQUEST_ID = /^[\w.:-]{1,128}$/
@@ -144,13 +146,13 @@ export function createHttpServer(deps: HttpServerDeps) {
   const authenticate = createAuthenticator(deps)
   const resolveAddress = config.STUDIO_TRUSTED_PROXIES && forwardedAddress(config.STUDIO_TRUSTED_PROXIES)
 
-  // The route for the request; null when the request is answered already (OPTIONS).
-  function routeOf(req: IncomingMessage, path: string, res: ServerResponse, headers: string[]): Routed | null {
+  // The route for the request and its path parameters; null when the request is answered already (OPTIONS).
+  function routeOf(req: IncomingMessage, path: string, res: ServerResponse, headers: string[]) {
     if (req.headers.host === undefined && req.httpVersionMinor === 1)
       throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
     const match = router.find(req.method ?? 'GET', path)
     if (!match) throw new ApiError('not_found', `No route for ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`)
-    if (!('allow' in match)) return match.route
+    if (!('allow' in match)) return match
     const allow = match.allow.join(', ')
     if (req.method === 'OPTIONS') {
       if (corsPaths.has(path)) preflight(req, res, headers.concat('allow', allow), deps.origins)
@@ -182,6 +184,7 @@ export function createHttpServer(deps: HttpServerDeps) {
       route: undefined,
       principal: none,
       body: undefined,
+      params: NO_PARAMS,
       span: undefined,
     }
     observe?.(exchange)
@@ -194,10 +197,12 @@ export function createHttpServer(deps: HttpServerDeps) {
       return deps.pages.handle(req, res, id, headers)
     }
     try {
-      const routed = routeOf(req, path, res, headers)
-      if (!routed) return
+      const match = routeOf(req, path, res, headers)
+      if (!match) return
+      const { route: routed, params } = match
       const r = routed.route
       exchange.route = r.path
+      exchange.params = params
       if (r.cors) corsHeaders(req, headers, deps.origins)
       if (routed.key) {
         const principal = authenticate(req, headers, r)
