@@ -155,6 +155,19 @@ function operation(r: Route, ref: Ref): Json {
   return op
 }
 
+const PARAMETER = /:(\w+)/g
+
+// A route's `/leads/:id` is OpenAPI's `/leads/{id}`.
+const templated = (path: string) => path.replace(PARAMETER, '{$1}')
+
+// Its `:name` segments, documented once for every operation of the path (OPTIONS included): each a string the
+// router hands the handler percent-decoded.
+function pathParameters(path: string): { parameters?: Json[] } {
+  const names = [...path.matchAll(PARAMETER)].map((m) => m[1])
+  if (names.length === 0) return {}
+  return { parameters: names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) }
+}
+
 // OPTIONS is answered by the pipeline for every path, without a key: 204 with the methods the path allows.
 const options = (): Json => ({
   summary: 'The methods this path allows (no key needed)',
@@ -178,10 +191,11 @@ export function buildOpenApi(routes: Route[], webhooks: Record<string, v.Generic
     schemas[title] = schema
     return { $ref: `#/components/schemas/${title}` }
   }
-  const paths: Record<string, Record<string, Json>> = {}
+  const paths: Record<string, Record<string, unknown>> = {}
   for (const r of routes) {
     if (!r.path.startsWith(BASE)) continue
-    const item = (paths[r.path.slice(BASE.length)] ??= { options: options() })
+    const path = r.path.slice(BASE.length)
+    const item = (paths[templated(path)] ??= { ...pathParameters(path), options: options() })
     item[r.method.toLowerCase()] = operation(r, ref)
   }
   return document(paths, webhooksDoc(webhooks, ref), schemas)

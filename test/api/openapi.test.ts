@@ -6,6 +6,8 @@ import { promisify } from 'node:util'
 import createClient from 'openapi-fetch'
 import t from 'tap'
 import type { paths } from '../../clients/typescript/src/openapi.js'
+import { buildOpenApi } from '../../src/api/openapi.js'
+import { route } from '../../src/http/route.js'
 import { CLIENT_TYPES, clientTypes } from '../support/client-types.js'
 import { resolve } from '../support/json-schema.js'
 import { issueKey, startTestServer } from '../support/server.js'
@@ -82,16 +84,46 @@ t.test('the top-level webhooks map documents every event type with its envelope'
   }
 })
 
-t.test('redocly lint finds no error', async (t) => {
-  const file = join(dir, 'openapi.json')
-  writeFileSync(file, text)
+// redocly lint's report on a document: its problems of severity error, and its count of them.
+async function lint(name: string, document: string) {
+  const file = join(dir, name)
+  writeFileSync(file, document)
   const out = await run(process.execPath, ['node_modules/@redocly/cli/bin/cli.js', 'lint', file, '--format=json'], {
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
   }).catch((e) => e)
   const report = JSON.parse(out.stdout)
-  const errors = report.problems.filter((p: { severity: string }) => p.severity === 'error')
+  return {
+    errors: report.problems.filter((p: { severity: string }) => p.severity === 'error'),
+    count: report.totals.errors,
+  }
+}
+
+t.test('redocly lint finds no error', async (t) => {
+  const { errors, count } = await lint('openapi.json', text)
   t.same(errors, [], 'no errors')
-  t.equal(report.totals.errors, 0)
+  t.equal(count, 0)
+})
+
+t.test('a route with a path parameter is published as a template with its parameter', async (t) => {
+  const thing = route({
+    method: 'GET',
+    path: '/api/v1/things/:id/parts/:part',
+    uses: ['key'],
+    summary: 'A part of a thing',
+    operationId: 'getThingPart',
+    responses: { 200: { description: 'The part' } },
+    handle: () => ({ status: 200 }),
+  })
+  const built = buildOpenApi([thing])
+  const paths = built.paths as Record<string, any>
+  t.same(Object.keys(paths), ['/things/{id}/parts/{part}'], 'no `:id` left')
+  t.same(paths['/things/{id}/parts/{part}'].parameters, [
+    { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+    { name: 'part', in: 'path', required: true, schema: { type: 'string' } },
+  ])
+  t.notOk(doc.paths['/me'].parameters, 'a path without one has none')
+  const { errors } = await lint('things.json', JSON.stringify(built))
+  t.same(errors, [], 'redocly lint finds no error')
 })
 
 t.test('the TypeScript client’s committed types are generated from the served document', async (t) => {

@@ -20,14 +20,24 @@ const s = await startTestServer(t)
 const key = await issueKey(s.db.sql, { email: 'contract@example.com' })
 const doc = (await (await s.fetch(`${BASE}/openapi.json`, { key })).json()) as Json
 
-function operationsFor(r: Recorded): { name: string; op: Json }[] {
-  const path = r.path.slice(BASE.length)
-  const entry = Object.entries(doc.paths as Json).find(([p]) =>
-    new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path)
+// A path item's operations are its methods' members (not `parameters`, `summary`, …); OPTIONS is the pipeline's.
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'trace'])
+const escaped = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+
+// The document's path that names a concrete URL path: the same path, else a template (`/things/{id}`) it fills.
+function pathItemOf(path: string): [string, Json] | undefined {
+  const paths = Object.entries(doc.paths as Json)
+  return (
+    paths.find(([p]) => p === path) ??
+    paths.find(([p]) => new RegExp(`^${escaped(p).replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path))
   )
+}
+
+function operationsFor(r: Recorded): { name: string; op: Json }[] {
+  const entry = pathItemOf(r.path.slice(BASE.length))
   const all = (item: Json, where: string) =>
     Object.entries(item)
-      .filter(([m]) => m !== 'options')
+      .filter(([m]) => METHODS.has(m))
       .map(([m, op]) => ({ name: `${m.toUpperCase()} ${where}`, op }))
   if (!entry) return Object.entries(doc.paths as Json).flatMap(([p, item]) => all(item, p))
   const [template, item] = entry
