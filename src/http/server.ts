@@ -68,14 +68,34 @@ function endRaw(socket: Duplex, e: ApiError) {
   setTimeout(() => socket.destroy(), 1000).unref()
 }
 
-function answerParserErrors(server: Server, log: Logger) {
+// The responses of each connection not yet closed, in the order their requests came (a client may pipeline them):
+// Node writes them one after the other, so the first is the one being written.
+function responsesBySocket() {
+  const bySocket = new WeakMap<Duplex, ServerResponse[]>()
+  return {
+    add(req: IncomingMessage, res: ServerResponse) {
+      const socket = req.socket
+      let open = bySocket.get(socket)
+      if (!open) bySocket.set(socket, (open = []))
+      open.push(res)
+      res.once('close', () => {
+        const at = open.indexOf(res)
+        if (at !== -1) open.splice(at, 1)
+      })
+    },
+    writing: (socket: Duplex) => bySocket.get(socket)?.[0],
+  }
+}
+
+type Responses = ReturnType<typeof responsesBySocket>
+
+function answerParserErrors(server: Server, log: Logger, responses: Responses) {
   // What Node's HTTP parser refuses before `handle` sees a request (a malformed request line or header, headers over
   // maxHeaderSize, a client too slow to send its request) is answered with the Error body too, written raw, and the
-  // connection ends. Never logged with the raw bytes: they may hold a key.
+  // connection ends, unless a response has started on it. Never logged with the raw bytes: they may hold a key.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     log.debug('client error', { code: err.code })
-    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    if (err.code === 'ECONNRESET' || !socket.writable || responses.writing(socket)?.headersSent) {
       socket.destroy()
       return
     }
@@ -145,6 +165,7 @@ export function createHttpServer(deps: HttpServerDeps) {
   const trace = requestSpans(deps.tracer)
   const authenticate = createAuthenticator(deps)
   const resolveAddress = config.STUDIO_TRUSTED_PROXIES && forwardedAddress(config.STUDIO_TRUSTED_PROXIES)
+  const responses = responsesBySocket()
 
   // The route for the request and its path parameters; null when the request is answered already (OPTIONS).
   function routeOf(req: IncomingMessage, path: string, res: ServerResponse, headers: string[]) {
@@ -169,6 +190,7 @@ export function createHttpServer(deps: HttpServerDeps) {
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now()
+    responses.add(req, res)
     if (!server.listening) res.shouldKeepAlive = false
     resolveAddress?.(req)
     const id = requestIdOf(req)
@@ -232,6 +254,6 @@ export function createHttpServer(deps: HttpServerDeps) {
   // An Expect other than 100-continue: Node would answer a bare 417; RFC 9110 lets a server ignore it, and this one
   // does.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => void handle(req, res))
-  answerParserErrors(server, log)
+  answerParserErrors(server, log, responses)
   return { server, handle }
 }

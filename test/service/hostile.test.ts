@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import t, { type Test } from 'tap'
 import { issueKey, startTestServer } from '../support/server.js'
 import { errorCode, head, rawRequest } from '../support/raw.js'
@@ -276,6 +277,35 @@ t.test('malformed HTTP: 400 with the Error body', async (t) => {
     t.ok(r.closed)
   }
   t.equal((await s.fetch('/healthz')).status, 200)
+})
+
+// Everything the server writes on one connection until it closes it: `first` is written, then `then` once the first
+// answer has come.
+function exchangeOnOneConnection(first: string, then?: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(s.port, '127.0.0.1', () => socket.write(first))
+    let received = ''
+    socket.on('data', (d) => {
+      received += d.toString('latin1')
+      if (then && received.includes('\r\n\r\n{')) socket.write(then, () => (then = undefined))
+    })
+    socket.on('close', () => resolve(received))
+    socket.on('error', () => {})
+    socket.setTimeout(10_000, () => socket.destroy())
+  })
+}
+
+t.test('malformed HTTP after a request on the same connection', async (t) => {
+  const served = 'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n'
+  const after = await exchangeOnOneConnection(served, 'GARBAGE\r\n\r\n')
+  t.match(
+    after,
+    /^HTTP\/1\.1 200 [\s\S]*HTTP\/1\.1 400 Bad Request\r\n[\s\S]*"code":"bad_request"/,
+    'the 400 follows the 200'
+  )
+  const pipelined = await exchangeOnOneConnection(`${served}GARBAGE\r\n\r\n`)
+  t.match(pipelined, /^HTTP\/1\.1 200 /, 'the answer being written is kept whole')
+  t.notMatch(pipelined, /HTTP\/1\.1 400/, 'and nothing is written into it: the connection just closes')
 })
 
 t.test('odd but valid HTTP is served; what is not served gets the Error body', async (t) => {
