@@ -1,10 +1,9 @@
 import type { AddressInfo } from 'node:net'
 import { createHttpServer } from './http/server.js'
-import type { Route } from './http/route.js'
-import { createKeyStore, type KeyStore } from './accounts/auth.js'
+import { createKeyStore } from './accounts/auth.js'
 import { openOriginSet } from './accounts/origins.js'
 import type { Config } from './ops/config.js'
-import { deadlineError, openDatabase, skipTypeFetches, type Database, type Sql } from './storage/db.js'
+import { deadlineError, openDatabase, skipTypeFetches, type Database } from './storage/db.js'
 import { isDatabaseDown } from './storage/database-down.js'
 import type { Logger } from './ops/log.js'
 import { createMetrics, type Metrics } from './ops/service-metrics.js'
@@ -13,28 +12,22 @@ import { migrate } from './storage/migrate.js'
 import { listen, urlOf } from './ops/listen.js'
 import type { Transport } from './ops/transport.js'
 import { createDispatcher } from './completions/dispatcher.js'
-import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
 import { adaptersFor, createUpstreams } from './completions/fallback.js'
-import { openApiRoute } from './api/openapi.js'
 import { openLimiters } from './limits/limiters.js'
 import { createQuota } from './quota/quota.js'
 import { postgresStore } from './quota/postgres-store.js'
 import { limitsByPlan } from './quota/plans.js'
 import { createRecorder } from './completions/record-writer.js'
 import type { CallOptions } from './completions/call.js'
-import { healthRoutes } from './api/health.js'
-import { leadsRoute } from './api/leads.js'
-import { meRoute } from './api/me.js'
 import { lazyDashboard } from './dashboard/lazy.js'
 import type { DashboardDeps } from './dashboard/page.js'
-import { EVENT_ENVELOPES } from './events/catalogue.js'
 import { startWebhooks, type WebhooksDeps } from './events/delivery-service.js'
-import { type LeadOutbox, storeLeadWithEvent } from './events/lead-created.js'
 import { createMailer } from './events/mailer.js'
 import { disabledEndpointMail, leadMail } from './dashboard/mail.js'
 import { mailIsOn } from './ops/config.js'
 import { openTracer } from './ops/trace.js'
 import { type BackupScheduleOptions, startBackups } from './storage/backup-schedule.js'
+import { listenerRoutes } from './routes.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -57,17 +50,6 @@ export interface Service {
   // The /metrics listener's base URL, when STUDIO_METRICS_PORT is set.
   metricsUrl?: string
   close(): Promise<void>
-}
-
-// `leads`: whether mail is on (a lead queues its mails), this process's delivery worker, woken after a lead's
-// event commits, and the pool without the per-query deadline for the leads' batches.
-export function apiRoutes(sql: Sql, keys: KeyStore, completions: CompletionsDeps, leads: LeadOutbox = {}): Route[] {
-  const api: Route[] = [
-    meRoute(sql, completions.quota, keys),
-    completionsRoute(completions),
-    leadsRoute(storeLeadWithEvent(sql, leads)),
-  ]
-  return [...api, openApiRoute(api, EVENT_ENVELOPES)]
 }
 
 // postgres.js fetches the array types on every new connection and holds no handler on that query: a connection lost
@@ -191,10 +173,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     backoff: opts.backoff,
     pingMs: opts.pingMs,
   }
-  const routes = [
-    ...apiRoutes(db.sql, keys, completions, { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw }),
-    ...healthRoutes(db, () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() })),
-  ]
+  const routes = listenerRoutes({
+    db,
+    keys,
+    completions,
+    leads: { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw },
+    readiness: () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() }),
+  })
   const pages = dashboardPages({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
   const { server } = createHttpServer({ ...limits, config, keys, log, routes, metrics, pages, tracer, origins })
   await listen(server, { port: config.PORT, host: config.HOST })

@@ -2,26 +2,27 @@ import { ApiError } from '../http/errors.js'
 import { route, type Route } from '../http/route.js'
 import type { Database } from '../storage/db.js'
 
-// GET /healthz: the process is up. GET /readyz: the database answers.
-// `details` are shown by /readyz without deciding readiness (e.g. where the rate limits live now).
-export function healthRoutes(db: Database, details: () => Record<string, unknown> = () => ({})): Route[] {
-  return [
-    route({
-      method: 'GET',
-      path: '/healthz',
-      uses: [],
-      summary: 'The process is up',
-      handle: () => ({ status: 200, body: { status: 'ok' } }),
-    }),
-    route({
-      method: 'GET',
-      path: '/readyz',
-      uses: ['database'],
-      summary: 'The database answers',
-      async handle() {
-        if (await db.ready()) return { status: 200, body: { status: 'ready', details: details() } }
-        throw new ApiError('service_unavailable', 'The database is not reachable', undefined, { 'retry-after': '2' })
-      },
-    }),
-  ]
+// GET /healthz: the process is up.
+export const healthzRoute = (): Route =>
+  route({
+    method: 'GET',
+    path: '/healthz',
+    uses: [],
+    summary: 'The process is up',
+    handle: () => ({ status: 200, body: { status: 'ok' } }),
+  })
+
+// GET /readyz: the database answers. `details` are shown without deciding readiness (e.g. where the rate limits
+// live now).
+export function readyzRoute(db: Database, details: () => Record<string, unknown> = () => ({})): Route {
+  return route({
+    method: 'GET',
+    path: '/readyz',
+    uses: ['database'],
+    summary: 'The database answers',
+    async handle() {
+      if (await db.ready()) return { status: 200, body: { status: 'ready', details: details() } }
+      throw new ApiError('service_unavailable', 'The database is not reachable', undefined, { 'retry-after': '2' })
+    },
+  })
 }

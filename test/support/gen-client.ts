@@ -5,17 +5,17 @@ import { writeFileSync } from 'node:fs'
 import { buildOpenApi } from '../../src/api/openapi.js'
 import { EVENT_ENVELOPES } from '../../src/events/catalogue.js'
 import { parseConfig } from '../../src/ops/config.js'
-import { apiRoutes } from '../../src/service.js'
 import { adaptersFor, createUpstreams } from '../../src/completions/fallback.js'
+import { apiRoutes } from '../../src/routes.js'
 import { CLIENT_TYPES, clientTypes } from './client-types.js'
 import { pythonClientFiles } from './python-client-types.js'
 
 const doc = buildOpenApi(
-  apiRoutes(
-    null as never,
-    { onAccountChange() {} } as never,
-    { upstreams: createUpstreams(adaptersFor(parseConfig({}))), quota: { onChange() {} } } as never
-  ),
+  apiRoutes({
+    db: {} as never,
+    keys: { onAccountChange() {} } as never,
+    completions: { upstreams: createUpstreams(adaptersFor(parseConfig({}))), quota: { onChange() {} } } as never,
+  }),
   EVENT_ENVELOPES
 )
 writeFileSync(CLIENT_TYPES, await clientTypes(doc))

@@ -1,0 +1,42 @@
+import type { KeyStore } from './accounts/auth.js'
+import { healthzRoute, readyzRoute } from './api/health.js'
+import { leadsRoute } from './api/leads.js'
+import { meRoute } from './api/me.js'
+import { openApiRoute } from './api/openapi.js'
+import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
+import { EVENT_ENVELOPES } from './events/catalogue.js'
+import { type LeadOutbox, storeLeadWithEvent } from './events/lead-created.js'
+import type { Route } from './http/route.js'
+import type { Database } from './storage/db.js'
+
+// Every route the API's listener serves, in one list (the dashboard's pages under /dashboard are its own list,
+// dashboard/dashboard.ts). Each route's file declares its method, path, what it uses and its handler; a new route is
+// a line here.
+
+export interface RouteDeps {
+  db: Database
+  keys: KeyStore
+  completions: CompletionsDeps
+  // Whether mail is on (a lead queues its mails), this process's delivery worker, woken after a lead's event
+  // commits, and the pool without the per-query deadline for the leads' batches.
+  leads?: LeadOutbox
+  // What GET /readyz shows beside the database's state.
+  readiness?: () => Record<string, unknown>
+}
+
+// The public REST API under /api/v1, which its OpenAPI document describes.
+export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Route[] {
+  const api: Route[] = [
+    meRoute(db.sql, completions.quota, keys), // GET /api/v1/me
+    completionsRoute(completions), // POST /api/v1/ai/completions
+    leadsRoute(storeLeadWithEvent(db.sql, leads)), // POST /api/v1/leads
+  ]
+  return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json
+}
+
+// The API's routes and the health probes (outside /api/v1, without a key): all the listener serves.
+export const listenerRoutes = (deps: RouteDeps): Route[] => [
+  ...apiRoutes(deps),
+  healthzRoute(), // GET /healthz
+  readyzRoute(deps.db, deps.readiness), // GET /readyz
+]
