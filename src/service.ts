@@ -28,6 +28,7 @@ import { mailIsOn } from './ops/config.js'
 import { openTracer } from './ops/trace.js'
 import { type BackupScheduleOptions, startBackups } from './storage/backup-schedule.js'
 import { listenerRoutes } from './routes.js'
+import { shutDown } from './shutdown.js'
 
 export interface ServiceOptions {
   log: Logger
@@ -87,7 +88,6 @@ const poolGauge = (metrics: Metrics, db: Database) =>
     () => db.sql.options.max
   )
 
-const SETTLE_MS = 2000
 const QUOTA_TICK_MS = 50
 
 async function openQuota(db: Database, config: Config, log: Logger, clock: () => number, metrics: Metrics) {
@@ -200,36 +200,23 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     metrics,
     metricsUrl: metricsServer?.url,
     close: () =>
-      (closing ??= (async () => {
-        // Stop accepting; let what is in flight finish (its connection closes as soon as it is idle), and after
-        // STUDIO_SHUTDOWN_TIMEOUT_MS cut whatever is left. Then flush pending writes and close the database.
-        await new Promise<void>((ok) => {
-          const idle = setInterval(() => server.closeIdleConnections(), 100)
-          const force = setTimeout(() => {
-            log.warn('shutdown timeout: closing connections still in use', {
-              timeoutMs: config.STUDIO_SHUTDOWN_TIMEOUT_MS,
-            })
-            server.closeAllConnections()
-          }, config.STUDIO_SHUTDOWN_TIMEOUT_MS)
-          server.close(() => {
-            clearInterval(idle)
-            clearTimeout(force)
-            ok()
-          })
-          server.closeIdleConnections()
-        })
-        await metricsServer?.close()
-        await limits.close()
-        pages?.close()
-        origins.close()
-        // Calls a forced close aborted still give their units back (bounded: their upstream calls are aborted).
-        await quota.settled(SETTLE_MS)
-        // No request can make an event any more: the webhook worker stops and gives back what it had claimed.
-        await webhooks.close()
-        mail?.mailer.close()
-        await Promise.all([keys.close(), recorder.close(), quota.close(), tracer.close(), backups?.close()])
-        if (!opts.dispatcher) await dispatcher.close()
-        if (!opts.db) await db.close()
-      })()),
+      (closing ??= shutDown({
+        server,
+        log,
+        timeoutMs: config.STUDIO_SHUTDOWN_TIMEOUT_MS,
+        metricsServer,
+        limits,
+        pages,
+        origins,
+        quota,
+        webhooks,
+        mailer: mail?.mailer,
+        keys,
+        recorder,
+        tracer,
+        backups,
+        dispatcher: opts.dispatcher ? undefined : dispatcher,
+        db: opts.db ? undefined : db,
+      })),
   }
 }

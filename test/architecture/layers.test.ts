@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import t from 'tap'
 
 // ARCHITECTURE.md's code map lists the folders of src/ from the top down: a folder imports only folders below it,
-// except http/errors.ts (the one error type), which any folder may import. Only cli/ imports service.ts (routes.ts
-// beside it is the composition root's own), and only main.ts imports cli/. Only the domain folders and storage/ hold
-// SQL.
+// except http/errors.ts (the one error type), which any folder may import. Only cli/ imports service.ts (the files
+// beside it, routes.ts and shutdown.ts, are the composition root's own), and only main.ts imports cli/. Only the
+// domain folders and storage/ hold SQL.
 const root = new URL('../../src/', import.meta.url).pathname
 const map = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8')
 const order = [...map.matchAll(/^- `src\/(\w+)\/`/gm)].map((m) => m[1])
