@@ -161,11 +161,15 @@ const PARAMETER = /:(\w+)/g
 const templated = (path: string) => path.replace(PARAMETER, '{$1}')
 
 // Its `:name` segments, documented once for every operation of the path (OPTIONS included): each a string the
-// router hands the handler percent-decoded.
-function pathParameters(path: string): { parameters?: Json[] } {
+// router hands the handler percent-decoded, as the schema the path's first route gives it constrains it.
+function pathParameters(path: string, schemas: Route['params'] = {}): { parameters?: Json[] } {
   const names = [...path.matchAll(PARAMETER)].map((m) => m[1])
   if (names.length === 0) return {}
-  return { parameters: names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })) }
+  const parameter = (name: string) => {
+    const { description, ...schema } = schemas[name] ? schemaOf(schemas[name]) : { type: 'string' }
+    return { name, in: 'path', required: true, ...(description ? { description } : {}), schema }
+  }
+  return { parameters: names.map(parameter) }
 }
 
 // OPTIONS is answered by the pipeline for every path, without a key: 204 with the methods the path allows.
@@ -195,7 +199,7 @@ export function buildOpenApi(routes: Route[], webhooks: Record<string, v.Generic
   for (const r of routes) {
     if (!r.path.startsWith(BASE)) continue
     const path = r.path.slice(BASE.length)
-    const item = (paths[templated(path)] ??= { ...pathParameters(path), options: options() })
+    const item = (paths[templated(path)] ??= { ...pathParameters(path, r.params), options: options() })
     item[r.method.toLowerCase()] = operation(r, ref)
   }
   return document(paths, webhooksDoc(webhooks, ref), schemas)

@@ -161,6 +161,19 @@ export function headerOf<S extends v.GenericSchema<string>>(
   return result.output
 }
 
+// The path parameters the router matched, each through the route's schema for it when it has one: a value the
+// schema refuses names nothing → 404.
+export function paramsOf(schemas: Record<string, v.GenericSchema<string>>, params: Record<string, string>) {
+  const checked = { ...params }
+  for (const name in params) {
+    if (!schemas[name]) continue
+    const result = v.safeParse(schemas[name], params[name])
+    if (!result.success) throw new ApiError('not_found', `There is no ${name} "${clip(params[name])}"`)
+    checked[name] = result.output
+  }
+  return checked
+}
+
 export type Headers = Record<string, string | number | string[]>
 
 // One writeHead with every header in a flat list: no per-header setHeader calls on the hot path. The list is a new

@@ -57,6 +57,9 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   // A web page's own script may call it (CORS, cors.ts), with a key that names the page's origin.
   cors?: boolean
   body?: S
+  // Schemas of its path parameters, by name (a `:name` without one is any string): a value its schema refuses names
+  // nothing here, answered 404 `not_found` before the key step; documented as the path's parameters.
+  params?: Record<string, v.GenericSchema<string>>
   // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
   headers?: Record<string, v.GenericSchema<string>>
   summary: string

@@ -12,7 +12,7 @@ import { createAuthenticator } from './authenticate.js'
 import { forwardedAddress } from './client-address.js'
 import { type AddressLimiter, type BrowserOrigins, corsHeaders, preflight } from './cors.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
-import { authorizationOf, errorBody, hasBody, readJson, sendJson, validate } from './io.js'
+import { authorizationOf, errorBody, hasBody, paramsOf, readJson, sendJson, validate } from './io.js'
 import { requestObserver } from './observe.js'
 import type { Tracer } from '../ops/trace.js'
 import { requestSpans } from './spans.js'
@@ -224,7 +224,7 @@ export function createHttpServer(deps: HttpServerDeps) {
       const { route: routed, params } = match
       const r = routed.route
       exchange.route = r.path
-      exchange.params = params
+      exchange.params = r.params ? paramsOf(r.params, params) : params
       if (r.cors) corsHeaders(req, headers, deps.origins)
       if (routed.key) {
         const principal = authenticate(req, headers, r)

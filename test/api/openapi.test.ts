@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import createClient from 'openapi-fetch'
 import t from 'tap'
+import * as v from 'valibot'
 import type { paths } from '../../clients/typescript/src/openapi.js'
 import { buildOpenApi } from '../../src/api/openapi.js'
 import { route } from '../../src/http/route.js'
@@ -122,6 +123,14 @@ t.test('a route with a path parameter is published as a template with its parame
     { name: 'part', in: 'path', required: true, schema: { type: 'string' } },
   ])
   t.notOk(doc.paths['/me'].parameters, 'a path without one has none')
+  const widget = buildOpenApi([
+    route({ ...thing, path: '/api/v1/widgets/:id', params: { id: v.pipe(v.string(), v.uuid()) } }),
+  ]).paths as Record<string, any>
+  t.same(
+    widget['/widgets/{id}'].parameters,
+    [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+    "a parameter's schema is the one the route declares"
+  )
   const { errors } = await lint('things.json', JSON.stringify(built))
   t.same(errors, [], 'redocly lint finds no error')
 })

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
+import * as v from 'valibot'
 import { createKey } from '../../src/accounts/accounts.js'
 import { createKeyStore } from '../../src/accounts/auth.js'
 import { route } from '../../src/http/route.js'
@@ -38,6 +39,14 @@ const routes = [
     path: '/api/v1/things/:id/parts/:part',
     uses: ['key'],
     summary: 'A part of a thing',
+    handle: ({ params }) => ({ status: 200, body: { params } }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/widgets/:id',
+    uses: ['key'],
+    params: { id: v.pipe(v.string(), v.uuid()) },
+    summary: 'A widget, by its UUID',
     handle: ({ params }) => ({ status: 200, body: { params } }),
   }),
   route({
@@ -87,6 +96,20 @@ t.test('error: a percent-escape that is not UTF-8 is a 400 with the Error body, 
     lines.some((l) => l.includes('unhandled error')),
     'nothing logged as a fault'
   )
+})
+
+t.test('happy: a parameter its schema takes reaches the handler', async (t) => {
+  const id = '0b6f3c1e-2d4a-4f8b-9c7d-1e2f3a4b5c6d'
+  const res = await get(`/api/v1/widgets/${id}`)
+  t.equal(res.status, 200)
+  t.same(res.body, { params: { id } })
+})
+
+t.test('error: a parameter its schema refuses names nothing: 404 with the Error body', async (t) => {
+  const res = await get('/api/v1/widgets/not-a-uuid')
+  t.equal(res.status, 404)
+  t.equal(res.body.error.code, 'not_found')
+  t.match(res.body.error.message, /id "not-a-uuid"/)
 })
 
 t.test('error: a path no route matches is a 404, a method the path lacks a 405', async (t) => {
