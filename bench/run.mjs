@@ -29,6 +29,7 @@ import {
   firstLine,
 } from './harness.mjs'
 import { measureLeads } from './leads.mjs'
+import { startPortkey } from './portkey.mjs'
 import { measureScale } from './scale.mjs'
 import { measureStream } from './stream.mjs'
 import { DROPPED_ENV, NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
@@ -170,15 +171,20 @@ const post = (u, extra = {}) => ({
   ...extra,
 })
 const added = {}
+// The peer, the Portkey AI Gateway (bench/portkey.mjs), joins the rounds at 200 connections.
+const portkey = await startPortkey({ startLogged, freePort, work }, fakeUrl)
+const peer = {}
 for (const c of [20, 200]) {
   log(`completions at ${c} connections…`)
   const via = []
   const straight = []
   const relayed = []
+  const peered = []
   for (let i = 0; i < ROUNDS; i++) {
     via.push(withCpu(studio, () => load(post(`${url}/api/v1/ai/completions`, { keys, connections: c }))))
     straight.push(load(post(`${fakeUrl}/v1/messages`, { connections: c })))
     relayed.push(withCpu(proxy, () => load(post(`${proxyUrl}/v1/messages`, { connections: c }))))
+    if (c === 200) peered.push(withCpu(portkey.child, () => load({ ...portkey.request, connections: c })))
   }
   steady(`completions c=${c} studio`, via)
   steady(`completions c=${c} relay`, relayed)
@@ -219,7 +225,23 @@ for (const c of [20, 200]) {
   peak(`completions, c=${c}`)
   const bad = via.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
   if (bad.length) row(`completions c=${c} non-200`, bad.join(','), '', null, 'errors!')
+  if (c !== 200) continue
+  steady('completions c=200 Portkey', peered)
+  const peerRps = median(peered.map((r) => r.rps))
+  peer.rps = viaRps / peerRps
+  peer.cpu = perCall(via) / perCall(peered)
+  row('completions requests/s (c=200) vs Portkey', fmt(viaRps, 0), fmt(peerRps, 0), peer.rps, 'target ≥ 3.00')
+  row(
+    'completions CPU ms per call (c=200) vs Portkey',
+    fmt(perCall(via), 3),
+    fmt(perCall(peered), 3),
+    peer.cpu,
+    'target ≤ 0.33'
+  )
+  const peerBad = peered.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
+  if (peerBad.length) row('completions c=200 Portkey non-200', peerBad.join(','), '', null, 'errors!')
 }
+portkey.child.kill()
 
 // ---- completions on one busy key of one account (its reservations batch against each other) at 20 connections,
 // next to the spread over keys above; overhead (added latency over calling the fake upstream directly) as a ratio to
@@ -366,6 +388,8 @@ const pass = [
   oneRps.studio / oneRps.bare >= 0.65,
   added['rps@200'] >= 0.85,
   added['cpu@200'] <= 1.2,
+  peer.rps >= 3,
+  peer.cpu <= 1 / 3,
   busyRatio.p50 <= 1.3,
   busyRatio.p99 <= 1.5,
   leadsRps / floorRps >= 1.2,
@@ -378,7 +402,7 @@ const pass = [
   streamed.cpuRatio <= 1.5,
 ]
 console.log(
-  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call; one key at c=20 overhead ${fmt(busyRatio.p50)}× / ${fmt(busyRatio.p99)}× the relay's (p50 / p99); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT; RSS ${fmt(hwmMb, 0)} MB; cold start ${fmt(median(colds) / median(bareColds))}× bare node; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
+  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; one key at c=20 overhead ${fmt(busyRatio.p50)}× / ${fmt(busyRatio.p99)}× the relay's (p50 / p99); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT; RSS ${fmt(hwmMb, 0)} MB; cold start ${fmt(median(colds) / median(bareColds))}× bare node; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
 )
 if (scale)
   console.log(
