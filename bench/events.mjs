@@ -128,13 +128,14 @@ async function rate(key) {
   while (arrived.size < hookedLeads && performance.now() < deadline) await sleep(20)
   const after = cpuNow()
   const leads = result.all[201] ?? 1
-  const per = Object.fromEntries(Object.keys(after).map((k) => [k, (after[k] - before[k]) / leads]))
+  const per = Object.fromEntries(Object.keys(after).map((k) => [k, spent(before[k], after[k]) / leads]))
   cpuPerLead[key === hooked ? 'one' : 'none'].push(per)
   return result.rps
 }
 
 // CPU time (µs) so far of the service, of the PostgreSQL server's processes (Linux, a local server: every process
-// named postgres) and of this process (the receiver). The round's delivery work is counted until its last event.
+// named postgres but the client backends of other databases, which other work on the machine may be using) and of
+// this process (the receiver). The round's delivery work is counted until its last event.
 function cpuNow() {
   const ticks = (pid) => {
     try {
@@ -145,14 +146,32 @@ function cpuNow() {
       return { comm: '', us: 0 }
     }
   }
-  let pg = 0
+  const pg = new Map()
   if (existsSync('/proc/self/stat'))
     for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
       const t = ticks(pid)
-      if (t.comm === 'postgres') pg += t.us
+      if (t.comm === 'postgres' && ours(pid)) pg.set(pid, t.us)
     }
   const own = process.cpuUsage()
   return { service: ticks(studio.pid).us, postgres: pg, receiver: own.user + own.system }
+}
+// A client backend's title names its database ("postgres: 15/main: USER DB HOST(PORT) STATE").
+function ours(pid) {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    const backend = /: \S+ (\S+) (?:\[local\]|\S+\(\d+\))/.exec(title)
+    return !backend || backend[1] === benchDb
+  } catch {
+    return false
+  }
+}
+// PostgreSQL's time is counted per process: a backend that ended during the round takes its whole past with it
+// (the sum of every process went negative so), one that started during it counts from 0.
+function spent(before, after) {
+  if (typeof after === 'number') return after - before
+  let us = 0
+  for (const [pid, t] of after) us += t - (before.get(pid) ?? 0)
+  return us
 }
 const medianOf = (rounds, k) => median(rounds.map((r) => r[k]))
 
