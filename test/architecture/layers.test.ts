@@ -41,6 +41,20 @@ t.test('only main.ts imports cli/', async (t) => {
   t.pass('checked')
 })
 
+// protocols/ (below completions/, above ops/) is pure translation between the SDKs' protocols: it imports its own
+// files, the one error type and valibot, nothing that does I/O.
+t.test('protocols/ imports only itself, http/errors.ts and valibot', async (t) => {
+  const PACKAGE = /from '([^.'][^']*)'/g
+  for (const file of files.filter((f) => f.startsWith('protocols/'))) {
+    for (const target of importsOf(file))
+      if (!target.startsWith('protocols/') && target !== 'http/errors.js') t.fail(`${file} imports ${target}`)
+    const text = readFileSync(join(root, file), 'utf8')
+    for (const [, name] of text.matchAll(PACKAGE)) if (name !== 'valibot') t.fail(`${file} imports ${name}`)
+  }
+  t.ok(order.indexOf('protocols') > order.indexOf('completions'), 'below completions/')
+  t.equal(order.at(-1), 'ops', 'ops/ stays the floor')
+})
+
 // SQL lives in the domain folders and storage/: everything else calls their functions. A query is a tagged template
 // on the pool or a transaction (`sql`, `tx`, with or without type arguments), or one of the driver's query methods.
 const SQL_HOMES = ['accounts', 'leads', 'events', 'quota', 'completions', 'audit', 'storage']
