@@ -11,3 +11,16 @@ export async function sdks(t: Teardown) {
   const anthropic = new Anthropic({ apiKey: 'sk-ant-test', baseURL: server.url, maxRetries: 0 })
   return { server, openai, anthropic }
 }
+
+// A stream served as its SSE text, in pieces of `size` bytes (so that events, and the JSON inside them, are split).
+export const sseBody =
+  (text: string, size = 7) =>
+  (_req: unknown, res: import('node:http').ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    const write = (at: number) => {
+      if (at >= text.length) return res.end()
+      res.write(text.slice(at, at + size))
+      setImmediate(() => write(at + size))
+    }
+    write(0)
+  }
