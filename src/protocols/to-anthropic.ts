@@ -226,7 +226,7 @@ export function anthropicRequestOf(request: ChatRequest): Translated {
   const output = translateResponseFormat(request.response_format)
   if (output !== undefined) body.output_config = output
   if (request.stream) body.stream = true
-  return { body, refused }
+  return { body, refused: [...new Set(refused)] }
 }
 
 function argumentsOf(text: unknown): Json {

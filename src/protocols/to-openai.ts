@@ -191,7 +191,7 @@ export function openaiRequestOf(request: MessagesRequest): Translated {
     body.stream = true
     body.stream_options = { include_usage: true }
   }
-  return { body, refused }
+  return { body, refused: [...new Set(refused)] }
 }
 
 // An Anthropic upstream's Message as the chat.completion an OpenAI caller expects.

@@ -332,6 +332,27 @@ t.test('error: members one protocol cannot express are refused by name', async (
     }),
     ['messages[0].content[0]', 'messages[1].content[0]', 'messages[2].content[0].source', 'output_config.effort']
   )
+  t.same(
+    refusedToOpenAI({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 't',
+              content: [
+                { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } },
+                { type: 'image', source: { type: 'url', url: 'https://example.com/b.png' } },
+              ],
+            },
+          ],
+        },
+      ],
+    }),
+    ['messages[0].content[0].content'],
+    'images in a tool result, named once'
+  )
 })
 
 // The ApiError a read throws.
