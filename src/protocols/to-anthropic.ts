@@ -195,10 +195,17 @@ function translateToolChoice(request: ChatRequest, refused: string[]): Json | un
   return undefined
 }
 
-function translateResponseFormat(format: ChatRequest['response_format']): Json | undefined {
+// Anthropic's structured output takes a schema whose objects all say additionalProperties: false, so "any JSON
+// object" (json_object) cannot be one: it becomes an instruction at the end of the system prompt.
+const JSON_OBJECT_INSTRUCTION = 'Answer with one JSON object and nothing else.'
+
+function translateResponseFormat(format: ChatRequest['response_format'], system: Json[]): Json | undefined {
   if (format === undefined || format.type === 'text') return undefined
-  if (format.type === 'json_object') return { format: { type: 'json_schema', schema: { type: 'object' } } }
-  const schema = (format as Json).json_schema.schema ?? { type: 'object' }
+  if (format.type === 'json_object') {
+    system.push({ type: 'text', text: JSON_OBJECT_INSTRUCTION })
+    return undefined
+  }
+  const schema = (format as Json).json_schema.schema ?? { type: 'object', additionalProperties: false }
   return { format: { type: 'json_schema', schema } }
 }
 
@@ -211,6 +218,8 @@ export function anthropicRequestOf(request: ChatRequest): Translated {
     max_tokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
     messages: turns,
   }
+  const output = translateResponseFormat(request.response_format, system)
+  if (output !== undefined) body.output_config = output
   if (system.length > 0) body.system = system
   if (request.temperature != null) {
     if (request.temperature > 1) refused.push('temperature')
@@ -223,8 +232,6 @@ export function anthropicRequestOf(request: ChatRequest): Translated {
   if (request.tools !== undefined) body.tools = translateTools(request.tools, refused)
   const toolChoice = translateToolChoice(request, refused)
   if (toolChoice !== undefined) body.tool_choice = toolChoice
-  const output = translateResponseFormat(request.response_format)
-  if (output !== undefined) body.output_config = output
   if (request.stream) body.stream = true
   return { body, refused: [...new Set(refused)] }
 }

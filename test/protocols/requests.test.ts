@@ -115,7 +115,12 @@ t.test('happy: tool_choice and response_format each way', async (t) => {
   t.same(format({ type: 'json_schema', json_schema: { name: 'count', schema, strict: true } }), {
     format: { type: 'json_schema', schema },
   })
-  t.same(format({ type: 'json_object' }), { format: { type: 'json_schema', schema: { type: 'object' } } })
+  t.equal(format({ type: 'json_object' }), undefined)
+  t.same(
+    anthropicRequestOf(readChatRequest({ ...base, response_format: { type: 'json_object' } })).body.system,
+    [{ type: 'text', text: 'Answer with one JSON object and nothing else.' }],
+    'json_object: an instruction, since a schema would have to fix the members'
+  )
   t.equal(format({ type: 'text' }), undefined)
 
   const back = (over: object) =>
