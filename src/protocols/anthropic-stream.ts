@@ -8,8 +8,9 @@ const event = (type: string, body: Json): SseEvent => ({ event: type, data: JSON
 
 // An OpenAI-compatible upstream's chat.completion.chunk stream as the Messages stream an Anthropic caller reads: one
 // translator per stream, fed each upstream event in order. Text and each tool call become content blocks, one open
-// at a time (an OpenAI stream sends a tool call's fragments together), the arguments input_json_delta fragments as
-// they came; the usage, which OpenAI sends last (the request asks for it), goes in message_delta.
+// at a time, the arguments input_json_delta fragments as they came (a late fragment of an earlier call, from a server
+// that interleaves parallel calls, goes to that call's block by its index, which is how the SDKs gather them); the
+// usage, which OpenAI sends last (the request asks for it), goes in message_delta.
 export class AnthropicStreamFromOpenAI {
   private started = false
   private finished = false
@@ -21,6 +22,9 @@ export class AnthropicStreamFromOpenAI {
   private stopReason = 'end_turn'
   private usage: AnthropicUsage = anthropicUsageOf(null)
 
+  // `model`, when given, is the name the caller used (the route's alias) in place of the upstream's.
+  constructor(private readonly options: { model?: string } = {}) {}
+
   private start(chunk: Json, out: SseEvent[]) {
     if (this.started) return
     this.started = true
@@ -28,7 +32,7 @@ export class AnthropicStreamFromOpenAI {
       id: String(chunk.id ?? ''),
       type: 'message',
       role: 'assistant',
-      model: String(chunk.model ?? ''),
+      model: this.options.model ?? String(chunk.model ?? ''),
       content: [],
       stop_reason: null,
       stop_sequence: null,

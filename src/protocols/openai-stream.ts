@@ -7,7 +7,8 @@ import { type AnthropicUsage, openaiUsageOf, readAnthropicUsage } from './usage.
 // An Anthropic upstream's Messages stream as the chat.completion.chunk stream an OpenAI caller reads: one translator
 // per stream, fed each upstream event in order. Each tool call gets its index, id and name in its first chunk, then
 // its arguments as Anthropic sent them (fragments of JSON, which the caller joins), and the usage chunk comes last
-// when the caller asked for it (stream_options.include_usage), before [DONE].
+// when the caller asked for it (stream_options.include_usage), before [DONE]. `model`, when given, is the name the
+// caller used (the route's alias) in place of the upstream's.
 export class OpenAIStreamFromAnthropic {
   private id = ''
   private model = ''
@@ -20,7 +21,7 @@ export class OpenAIStreamFromAnthropic {
   // Anthropic's content block index → the OpenAI tool call's index.
   private readonly toolCalls = new Map<number, number>()
 
-  constructor(private readonly options: { includeUsage: boolean; created: number }) {}
+  constructor(private readonly options: { includeUsage: boolean; created: number; model?: string }) {}
 
   private envelope(rest: Json): SseEvent {
     const { id, model } = this
@@ -40,7 +41,7 @@ export class OpenAIStreamFromAnthropic {
     switch (type || e.type) {
       case 'message_start': {
         this.id = String(e.message?.id ?? '')
-        this.model = String(e.message?.model ?? '')
+        this.model = this.options.model ?? String(e.message?.model ?? '')
         readAnthropicUsage(e.message?.usage, this.usage)
         return [this.chunk({ role: 'assistant', content: '' })]
       }

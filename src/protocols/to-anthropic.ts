@@ -245,8 +245,9 @@ function argumentsOf(text: unknown): Json {
   }
 }
 
-// An OpenAI upstream's chat.completion as the Message an Anthropic caller expects.
-export function anthropicMessageOf(completion: Json): Json {
+// An OpenAI upstream's chat.completion as the Message an Anthropic caller expects; `model`, when given, is the name
+// the caller used (the route's alias) in place of the upstream's.
+export function anthropicMessageOf(completion: Json, options: { model?: string } = {}): Json {
   const choice = completion.choices?.[0] ?? {}
   const message = choice.message ?? {}
   const content: Json[] = []
@@ -265,7 +266,7 @@ export function anthropicMessageOf(completion: Json): Json {
     id: String(completion.id ?? ''),
     type: 'message',
     role: 'assistant',
-    model: String(completion.model ?? ''),
+    model: options.model ?? String(completion.model ?? ''),
     content,
     stop_reason: refusal !== '' ? 'refusal' : stopReasonOf(choice.finish_reason),
     stop_sequence: null,

@@ -194,8 +194,9 @@ export function openaiRequestOf(request: MessagesRequest): Translated {
   return { body, refused: [...new Set(refused)] }
 }
 
-// An Anthropic upstream's Message as the chat.completion an OpenAI caller expects.
-export function openaiCompletionOf(message: Json, created = Math.floor(Date.now() / 1000)): Json {
+// An Anthropic upstream's Message as the chat.completion an OpenAI caller expects; `model`, when given, is the name
+// the caller used (the route's alias) in place of the upstream's.
+export function openaiCompletionOf(message: Json, options: { created?: number; model?: string } = {}): Json {
   let text: string | null = null
   const calls: Json[] = []
   for (const block of message.content ?? []) {
@@ -219,8 +220,8 @@ export function openaiCompletionOf(message: Json, created = Math.floor(Date.now(
   return {
     id: String(message.id ?? ''),
     object: 'chat.completion',
-    created,
-    model: String(message.model ?? ''),
+    created: options.created ?? Math.floor(Date.now() / 1000),
+    model: options.model ?? String(message.model ?? ''),
     choices: [{ index: 0, message: reply, finish_reason: finishReasonOf(message.stop_reason), logprobs: null }],
     usage: openaiUsageOf(usage),
   }

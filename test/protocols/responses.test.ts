@@ -63,7 +63,7 @@ const weatherTool = {
 
 t.test('happy: an Anthropic answer, through the OpenAI SDK', async (t) => {
   const { server, openai } = await sdks(t)
-  server.next(json(200, openaiCompletionOf(anthropicAnswer, 1741569952)))
+  server.next(json(200, openaiCompletionOf(anthropicAnswer, { created: 1741569952, model: 'primary' })))
   const completion: OpenAI.ChatCompletion = await openai.chat.completions.create({
     model: 'primary',
     messages: [{ role: 'user', content: 'Weather in Paris and Oslo?' }],
@@ -72,6 +72,7 @@ t.test('happy: an Anthropic answer, through the OpenAI SDK', async (t) => {
   t.ok(readChatRequest(server.seen[0].body), 'the SDK request is valid to our schema')
   const [choice] = completion.choices
   t.equal(choice.finish_reason, 'tool_calls')
+  t.equal(completion.model, 'primary', 'the name the caller used')
   t.equal(choice.message.content, 'Checking both.')
   t.same(
     choice.message.tool_calls?.map(
@@ -92,7 +93,7 @@ t.test('happy: an Anthropic answer, through the OpenAI SDK', async (t) => {
 
 t.test('happy: an OpenAI answer, through the Anthropic SDK', async (t) => {
   const { server, anthropic } = await sdks(t)
-  server.next(json(200, anthropicMessageOf(openaiAnswer)))
+  server.next(json(200, anthropicMessageOf(openaiAnswer, { model: 'primary' })))
   const message: Anthropic.Message = await anthropic.messages.create({
     model: 'primary',
     max_tokens: 500,
@@ -101,6 +102,7 @@ t.test('happy: an OpenAI answer, through the Anthropic SDK', async (t) => {
   })
   t.ok(readMessagesRequest(server.seen[0].body), 'the SDK request is valid to our schema')
   t.equal(message.stop_reason, 'tool_use')
+  t.equal(message.model, 'primary', 'the name the caller used')
   t.same(
     message.content.map((b) => b.type === 'tool_use' && [b.id, b.name, b.input]),
     [
@@ -139,7 +141,7 @@ t.test('happy: text, JSON output and stop reasons each way', async (t) => {
 })
 
 t.test('happy: a round trip keeps content, tool calls and usage', async (t) => {
-  const back = openaiCompletionOf(anthropicMessageOf(openaiAnswer), openaiAnswer.created)
+  const back = openaiCompletionOf(anthropicMessageOf(openaiAnswer), { created: openaiAnswer.created })
   t.same(back.choices, openaiAnswer.choices)
   t.same(back.usage, {
     ...openaiAnswer.usage,

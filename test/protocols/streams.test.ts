@@ -56,7 +56,7 @@ const anthropicEvents: [string, object][] = [
 ]
 
 const translateAnthropic = (includeUsage: boolean) => {
-  const stream = new OpenAIStreamFromAnthropic({ includeUsage, created: 1741569952 })
+  const stream = new OpenAIStreamFromAnthropic({ includeUsage, created: 1741569952, model: 'primary' })
   return anthropicEvents.flatMap(([type, data]) => stream.push(type, JSON.stringify(data)))
 }
 
@@ -78,6 +78,7 @@ t.test('happy: an Anthropic stream, through the OpenAI SDK', async (t) => {
   })
   const completion = await stream.finalChatCompletion()
   const [choice] = completion.choices
+  t.equal(completion.model, 'primary', 'the name the caller used')
   t.equal(choice.message.content, 'Checking both.')
   t.equal(choice.finish_reason, 'tool_calls')
   t.same(
@@ -164,7 +165,7 @@ const openaiChunks = [
 ].map((c) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1', ...c }))
 
 const translateOpenAI = () => {
-  const stream = new AnthropicStreamFromOpenAI()
+  const stream = new AnthropicStreamFromOpenAI({ model: 'primary' })
   return [...openaiChunks.flatMap((c) => stream.push('', JSON.stringify(c))), ...stream.push('', '[DONE]')]
 }
 
@@ -175,6 +176,7 @@ t.test('happy: an OpenAI stream, through the Anthropic SDK', async (t) => {
     .stream({ model: 'primary', max_tokens: 500, messages: [{ role: 'user', content: 'Weather in Paris and Oslo?' }] })
     .finalMessage()
   t.equal(message.stop_reason, 'tool_use')
+  t.equal(message.model, 'primary', 'the name the caller used')
   t.same(
     message.content.map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' && [b.id, b.name, b.input])),
     ['Checking both.', ['call_a', 'weather', { city: 'Paris' }], ['call_b', 'weather', { city: 'Oslo', unit: '°C' }]]
@@ -240,4 +242,32 @@ t.test('happy: plain text streams each way', async (t) => {
     .stream({ model: 'fast', messages: [{ role: 'user', content: 'Hi' }] })
     .finalChatCompletion()
   t.match(completion.choices[0], { message: { content: 'Hi' }, finish_reason: 'length' })
+})
+
+t.test('happy: parallel tool calls whose fragments interleave still arrive whole', async (t) => {
+  const { server, anthropic } = await sdks(t)
+  const stream = new AnthropicStreamFromOpenAI()
+  const call = (index: number, fn: object, id?: string) => ({
+    id: 'c',
+    model: 'm',
+    choices: [{ index: 0, delta: { tool_calls: [{ index, ...(id && { id, type: 'function' }), function: fn }] } }],
+  })
+  const events = [
+    call(0, { name: 'weather', arguments: '{"city":' }, 'call_a'),
+    call(1, { name: 'weather', arguments: '{"ci' }, 'call_b'),
+    call(0, { arguments: '"Paris"}' }),
+    call(1, { arguments: 'ty":"Oslo"}' }),
+    { id: 'c', model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+  ].flatMap((c) => stream.push('', JSON.stringify(c)))
+  server.next(sseBody(sseText([...events, ...stream.push('', '[DONE]')])))
+  const message = await anthropic.messages
+    .stream({ model: 'm', max_tokens: 50, messages: [{ role: 'user', content: 'x' }] })
+    .finalMessage()
+  t.same(
+    message.content.map((b) => b.type === 'tool_use' && [b.id, b.input]),
+    [
+      ['call_a', { city: 'Paris' }],
+      ['call_b', { city: 'Oslo' }],
+    ]
+  )
 })
