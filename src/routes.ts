@@ -18,7 +18,7 @@ export interface RouteDeps {
   keys: KeyStore
   completions: CompletionsDeps
   // Whether mail is on (a lead queues its mails), this process's delivery worker, woken after a lead's event
-  // commits, and the pool without the per-query deadline for the leads' batches.
+  // commits, the pool without the per-query deadline for the leads' batches, and how long a lead may wait.
   leads?: LeadOutbox
   // What GET /readyz shows beside the database's state.
   readiness?: () => Record<string, unknown>

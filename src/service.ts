@@ -177,7 +177,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     db,
     keys,
     completions,
-    leads: { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw },
+    leads: { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw, deadlineMs: config.STUDIO_DB_TIMEOUT_MS },
     readiness: () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() }),
   })
   const pages = dashboardPages({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { StoreLead } from '../api/leads.js'
 import { insertLead, insertLeads, isSpam, type LeadToInsert, type StoredLead } from '../leads/insert.js'
-import type { Sql } from '../storage/db.js'
+import { type Sql, withTimeout } from '../storage/db.js'
 import { groupCommit } from '../storage/group-commit.js'
 import { randomBase64url } from '../storage/random-ids.js'
 import { recordset } from '../storage/recordset.js'
@@ -16,6 +16,8 @@ export interface LeadOutbox {
   wake?: () => void
   // The pool without the per-query deadline (db.ts), for the batches' statements.
   raw?: Sql
+  // STUDIO_DB_TIMEOUT_MS: how long a request waits for its lead to be stored (its batch, or its own transaction).
+  deadlineMs?: number
 }
 
 // Leads by group commit: the leads that arrive together (in one turn of the event loop, or while an earlier batch is
@@ -23,8 +25,9 @@ export interface LeadOutbox {
 // each lead, its lead.created event, the event's deliveries and, with mail on, one mail per user of the account who
 // wants one (no event, so no mail, for a lead kept as spam: its honeypot filled). Each request is answered when the
 // statement that holds its row has committed, so a 201 means the lead, its event and its mails are stored. The
-// statement runs on the pool without the per-query deadline (`raw`), as the transaction it replaces did: a batch that
-// is slow under load is late, not answered 503 while it goes on to commit.
+// statement runs on the pool without the per-query deadline (`raw`), and each request waits for it (the batches ahead
+// of its own included) at most `deadlineMs`, as for any query: past that it is answered 503 while its lead may still
+// commit (a retry with the same Idempotency-Key gets that lead, not a second one).
 // A lead the batch could not store goes alone, through the transaction of storeOne: one whose Idempotency-Key is
 // taken (a replay, answered from the first lead, with no second event; a key older than 24 hours, released), and,
 // when a row made the batch's statement fail (a constraint, a value PostgreSQL refuses), every lead of that batch,
@@ -43,7 +46,8 @@ export function storeLeadWithEvent(sql: Sql, outbox: LeadOutbox = {}): StoreLead
     concurrent: CONCURRENT_BATCHES,
     alongside: ALONGSIDE,
   })
-  return (owner, lead, key) => batch({ id: randomUUID(), owner, lead, key })
+  const deadlineMs = outbox.deadlineMs ?? 0
+  return (owner, lead, key) => withTimeout(batch({ id: randomUUID(), owner, lead, key }), deadlineMs)
 }
 
 // SQLSTATE classes of a row's fault: 22 (a value refused), 23 (a constraint).

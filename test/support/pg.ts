@@ -19,8 +19,9 @@ export interface PrivatePostgres {
   url: string
   stop(mode?: 'fast' | 'immediate'): Promise<void>
   start(): Promise<void>
-  // Stops (SIGSTOP) or resumes (SIGCONT) every process of the server: its connections stay open and answer nothing.
-  freeze(): Promise<void>
+  // Stops (SIGSTOP) or resumes (SIGCONT) the server's processes: its connections stay open and answer nothing. With
+  // `backends` only the postmaster's children stop (new connections are still accepted, then hang in their startup).
+  freeze(which?: 'all' | 'backends'): Promise<void>
   thaw(): Promise<void>
 }
 
@@ -44,13 +45,13 @@ export async function privatePostgres(t: Teardown): Promise<PrivatePostgres> {
     void (await run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']))
   const stop = async (mode: 'fast' | 'immediate' = 'fast') =>
     void (await run('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']))
-  const signal = async (sig: 'STOP' | 'CONT') => {
+  const signal = async (sig: 'STOP' | 'CONT', which: 'all' | 'backends' = 'all') => {
     const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
     const children = (await exec('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }))).stdout
       .split('\n')
       .filter(Boolean)
       .map(Number)
-    for (const pid of [postmaster, ...children]) process.kill(pid, `SIG${sig}`)
+    for (const pid of which === 'all' ? [postmaster, ...children] : children) process.kill(pid, `SIG${sig}`)
   }
   await start()
   t.teardown(async () => {
@@ -62,7 +63,7 @@ export async function privatePostgres(t: Teardown): Promise<PrivatePostgres> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
-    freeze: () => signal('STOP'),
+    freeze: (which) => signal('STOP', which),
     thaw: () => signal('CONT'),
   }
 }
