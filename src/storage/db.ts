@@ -29,10 +29,8 @@ const base = {
 
 // A query the database has not answered within `ms` fails with code QUERY_DEADLINE (a 503), so a database that stops
 // answering without closing its connections (frozen, or a network that drops packets) cannot hang requests. The query
-// itself goes on; its late answer is dropped. This reaches into the driver's Query (its per-query `handler`, `resolve`
-// and `reject`), so package.json pins postgres to one minor version; test/faults.test.ts proves it still works.
-// Tagged queries and sql.unsafe only: a transaction (sql.begin) would hang on its ROLLBACK anyway, so it is left to
-// the driver.
+// itself goes on; its late answer is dropped. Tagged queries and sql.unsafe only: a transaction (sql.begin) would hang
+// on its ROLLBACK anyway, so a caller that waits on one bounds it with withTimeout.
 export const deadlineError = (ms: number) =>
   Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })
 
@@ -62,36 +60,19 @@ export function withTimeout<T>(query: Promise<T>, ms: number, onLate: (late: T) 
   })
 }
 
+// The pool with the deadline, through what postgres.js makes public: a query is a promise that runs once awaited (its
+// `then`), and the pool's other functions are properties of `sql`. Its queries are the driver's own, so they still
+// nest as fragments; awaiting one waits at most `ms`.
 function withDeadline(sql: Sql, ms: number): Sql {
-  interface Internals {
-    handler: (q: Internals) => void
-    resolve: (x: unknown) => void
-    reject: (e: unknown) => void
+  const bounded = <Q>(query: Q): Q => {
+    if (!(query instanceof Promise)) return query
+    const run = query.then.bind(query)
+    const then: Promise<unknown>['then'] = (ok, ko) => withTimeout(run(), ms).then(ok, ko)
+    return Object.assign(query, { then })
   }
-  const arm = <Q>(q: Q): Q => {
-    if (!(q instanceof Promise) || typeof (q as unknown as Internals).handler !== 'function') return q
-    const query = q as unknown as Internals
-    const run = query.handler
-    query.handler = (self) => {
-      const { resolve, reject } = self
-      const timer = setTimeout(() => reject(deadlineError(ms)), ms)
-      self.resolve = (x) => {
-        clearTimeout(timer)
-        resolve(x)
-      }
-      self.reject = (e) => {
-        clearTimeout(timer)
-        reject(e)
-      }
-      run(self)
-    }
-    return q
-  }
-  const unsafe: Sql['unsafe'] = (...args) => arm(sql.unsafe(...args))
-  return new Proxy(sql, {
-    apply: (target, self, args) => arm(Reflect.apply(target, self, args)),
-    get: (target, name, receiver) => (name === 'unsafe' ? unsafe : Reflect.get(target, name, receiver)),
-  })
+  const tagged = (...args: unknown[]) => bounded((sql as unknown as (...a: unknown[]) => unknown)(...args))
+  const unsafe: Sql['unsafe'] = (...args) => bounded(sql.unsafe(...args))
+  return Object.assign(tagged, sql, { unsafe }) as unknown as Sql
 }
 
 // postgres.js asks each new connection for the server's array types (a 7 KB answer) before its first query, and keeps
