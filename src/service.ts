@@ -3,7 +3,7 @@ import { createHttpServer } from './http/server.js'
 import { createKeyStore } from './accounts/auth.js'
 import { openOriginSet } from './accounts/origins.js'
 import type { Config } from './ops/config.js'
-import { deadlineError, openDatabase, skipTypeFetches, type Database } from './storage/db.js'
+import { deadlineError, openDatabase, type Database } from './storage/db.js'
 import { isDatabaseDown } from './storage/database-down.js'
 import type { Logger } from './ops/log.js'
 import { createMetrics, type Metrics } from './ops/service-metrics.js'
@@ -130,7 +130,6 @@ async function openMigrated(config: Config, { db: given, log }: ServiceOptions):
     throw e
   })
   if (applied.length) log.info('migrations applied', { applied })
-  skipTypeFetches(db.raw)
   return db
 }
 

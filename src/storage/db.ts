@@ -75,15 +75,6 @@ function withDeadline(sql: Sql, ms: number): Sql {
   return Object.assign(tagged, sql, { unsafe }) as unknown as Sql
 }
 
-// postgres.js asks each new connection for the server's array types (a 7 KB answer) before its first query, and keeps
-// what it learns in the pool's options, which all its connections share. Once one connection has asked, the others
-// need not: called after the start's first query, the connections opened later (a pool growing under load, a
-// reconnect) go straight to their first query.
-const TEXT_ARRAY = 1009
-export function skipTypeFetches(sql: Sql) {
-  if (TEXT_ARRAY in sql.options.parsers) sql.options.fetch_types = false
-}
-
 export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'STUDIO_DATA_DIR' | 'STUDIO_DB_POOL'> &
     Partial<Pick<Config, 'STUDIO_DB_TIMEOUT_MS'>>
