@@ -1,4 +1,4 @@
-/// <reference path="../ops/undici.d.ts" />
+import type { Dispatcher } from 'undici'
 import type { Transport } from '../ops/transport.js'
 import type { SignedHeaders } from './signature.js'
 
@@ -7,10 +7,12 @@ import type { SignedHeaders } from './signature.js'
 
 const ANSWER_LIMIT = 64 * 1024
 
-// undici's request API by its own path (ops/undici.d.ts), called on the dispatcher given; loaded by the first delivery.
-let request: typeof import('undici/lib/api/api-request.js').default | undefined
+// undici's request API, loaded by the first delivery; it reaches the network through the dispatcher given, whose
+// `dispatch` is all a Dispatcher needs to have (ops/transport.ts).
+let request: typeof import('undici').request | undefined
 async function loadRequestApi() {
-  request ??= (await import('undici/lib/api/api-request.js')).default
+  // undici is CommonJS: its exports are the dynamic import's default (in the bundle as well).
+  request ??= (await import('undici')).default.request
   return request
 }
 
@@ -55,9 +57,8 @@ export async function postWebhook(dispatcher: Transport, post: Post): Promise<Po
   const url = new URL(post.url)
   let status: number | null = null
   try {
-    const res = await call.call(dispatcher, {
-      origin: url.origin,
-      path: url.pathname + url.search,
+    const res = await call(url, {
+      dispatcher: dispatcher as unknown as Dispatcher,
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': post.userAgent, ...post.headers },
       body: post.body,

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici'
 
 // What the service's outbound HTTP needs of an undici dispatcher: `dispatch` (completions/exchange.ts, and undici's
-// request API called on it in events/post.ts) and closing. An Agent has it (ops/undici.d.ts); so does `lazyTransport`.
+// request API given it as its dispatcher in events/post.ts) and closing. An Agent has it; so does `lazyTransport`.
 export interface Transport {
   dispatch(options: Dispatcher.DispatchOptions, handler: Handler): boolean
   close(): Promise<void>

@@ -1,8 +1,7 @@
-/// <reference path="../../src/ops/undici.d.ts" />
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import request from 'undici/lib/api/api-request.js'
+import { type Dispatcher, request } from 'undici'
 import { checkedLookup, isForbiddenAddress } from '../../src/events/address.js'
 import { createWebhookDispatcher } from '../../src/events/dispatcher.js'
 import { checkEndpoint } from '../../src/events/endpoint-input.js'
@@ -92,10 +91,18 @@ t.test('the dispatcher connects only to checked addresses (each delivery, DNS in
   const open = createWebhookDispatcher(true)
   t.teardown(() => Promise.all([strict.close(), open.close()]))
   for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::ffff:127.0.0.1]:${port}`]) {
-    const e = await request.call(strict, { origin, path: '/', method: 'POST', body: '{}' }).catch((e) => e)
+    const e = await request(`${origin}/`, {
+      dispatcher: strict as unknown as Dispatcher,
+      method: 'POST',
+      body: '{}',
+    }).catch((e) => e)
     t.match(e, { code: 'WEBHOOK_FORBIDDEN_ADDRESS' }, origin)
   }
-  const res = await request.call(open, { origin: `http://localhost:${port}`, path: '/', method: 'POST', body: '{}' })
+  const res = await request(`http://localhost:${port}/`, {
+    dispatcher: open as unknown as Dispatcher,
+    method: 'POST',
+    body: '{}',
+  })
   t.equal(await res.body.text(), 'reached')
 })
 

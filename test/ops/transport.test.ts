@@ -1,9 +1,7 @@
-/// <reference path="../../src/ops/undici.d.ts" />
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import request from 'undici/lib/api/api-request.js'
-import Agent from 'undici/lib/dispatcher/agent.js'
+import { Agent, type Dispatcher, request } from 'undici'
 import { lazyTransport, type Transport } from '../../src/ops/transport.js'
 
 const server = createServer((req, res) => res.end(req.url)).listen(0, '127.0.0.1')
@@ -11,7 +9,7 @@ await new Promise((ok) => server.once('listening', ok))
 t.teardown(() => server.close())
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 const get = (transport: Transport, path: string) =>
-  request.call(transport, { origin, path, method: 'GET' }).then((r) => r.body.text())
+  request(origin + path, { dispatcher: transport as unknown as Dispatcher }).then((r) => r.body.text())
 
 t.test('the Agent is made once, at the first dispatch; calls made while it loads are answered', async (t) => {
   let made = 0
