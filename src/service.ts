@@ -4,7 +4,7 @@ import { createKeyStore } from './accounts/auth.js'
 import { openOriginSet } from './accounts/origins.js'
 import type { Config } from './ops/config.js'
 import { deadlineError, openDatabase, type Database } from './storage/db.js'
-import { isDatabaseDown } from './storage/database-down.js'
+import { guardDriverRejections } from './storage/driver-guard.js'
 import type { Logger } from './ops/log.js'
 import { createMetrics, type Metrics } from './ops/service-metrics.js'
 import { serveMetrics } from './http/metrics-listener.js'
@@ -51,34 +51,6 @@ export interface Service {
   // The /metrics listener's base URL, when STUDIO_METRICS_PORT is set.
   metricsUrl?: string
   close(): Promise<void>
-}
-
-// postgres.js fetches the array types on every new connection and holds no handler on that query: a connection lost
-// right then (PostgreSQL stopping) rejects a promise nobody awaits, and Node ends the process on it. Such a rejection
-// only says the database is down (the requests that needed it got their own errors), so it is logged and dropped; any
-// other unhandled rejection still ends the process, as by default.
-// And when PostgreSQL stops in the middle of a transaction, postgres.js writes its ROLLBACK to the connection it has
-// just closed: a TypeError thrown from a setImmediate (its nextWrite) on a socket that is null, which would end the
-// process although the transaction's request already has its error. That exception alone is logged and dropped.
-let driverLog: Logger | undefined
-const WRITE_AFTER_CLOSE = "Cannot read properties of null (reading 'write')"
-const isWriteAfterClose = (e: unknown) =>
-  e instanceof TypeError && e.message === WRITE_AFTER_CLOSE && /processImmediate/.test(e.stack ?? '')
-function guardDriverRejections(log: Logger) {
-  if (!driverLog) {
-    process.on('unhandledRejection', (e) => {
-      if (!isDatabaseDown(e)) throw e
-      driverLog?.warn('database unavailable (a driver promise nobody awaited)', { err: String((e as Error).message) })
-    })
-    process.on('uncaughtException', (e) => {
-      if (isWriteAfterClose(e)) return driverLog?.warn('database unavailable (a write after its connection closed)')
-      // Anything else ends the process as it would have (unless another listener, a test runner, takes it).
-      if (process.listenerCount('uncaughtException') > 1) return
-      console.error(e)
-      process.exit(1)
-    })
-  }
-  driverLog = log
 }
 
 const poolGauge = (metrics: Metrics, db: Database) =>
