@@ -29,8 +29,8 @@ const base = {
 
 // A query the database has not answered within `ms` fails with code QUERY_DEADLINE (a 503), so a database that stops
 // answering without closing its connections (frozen, or a network that drops packets) cannot hang requests. The query
-// itself goes on; its late answer is dropped. Tagged queries and sql.unsafe only: a transaction (sql.begin) would hang
-// on its ROLLBACK anyway, so a caller that waits on one bounds it with withTimeout.
+// itself goes on; its late answer is dropped. Awaited tagged queries and sql.unsafe only (a cursor streams unbounded):
+// a transaction (sql.begin) would hang on its ROLLBACK anyway, so a caller that waits on one bounds it with withTimeout.
 export const deadlineError = (ms: number) =>
   Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'QUERY_DEADLINE' })
 
