@@ -4,8 +4,8 @@ import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
 import { openApiRoute } from './api/openapi.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
-import { EVENT_ENVELOPES } from './events/catalogue.js'
-import { type LeadOutbox, storeLeadWithEvent } from './events/lead-created.js'
+import { EVENT_ENVELOPES } from './outbox/catalogue.js'
+import { type LeadsOptions, openLeads } from './leads/create.js'
 import type { Route } from './http/route.js'
 import type { Database } from './storage/db.js'
 
@@ -19,7 +19,7 @@ export interface RouteDeps {
   completions: CompletionsDeps
   // Whether mail is on (a lead queues its mails), this process's delivery worker, woken after a lead's event
   // commits, the pool without the per-query deadline for the leads' batches, and how long a lead may wait.
-  leads?: LeadOutbox
+  leads?: LeadsOptions
   // What GET /readyz shows beside the database's state.
   readiness?: () => Record<string, unknown>
 }
@@ -29,7 +29,7 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
   const api: Route[] = [
     meRoute(db.sql, completions.quota, keys), // GET /api/v1/me
     completionsRoute(completions), // POST /api/v1/ai/completions
-    leadsRoute(storeLeadWithEvent(db.sql, leads)), // POST /api/v1/leads
+    leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json
 }

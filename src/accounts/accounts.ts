@@ -1,5 +1,7 @@
 import type postgres from 'postgres'
 import { type Actor, audit } from '../audit/record.js'
+import type { EventOf } from '../outbox/catalogue.js'
+import { recordEvent } from '../outbox/event.js'
 import type { Sql } from '../storage/db.js'
 import { moveKeyCount } from '../quota/key-counts.js'
 import { type KeyLimits, limitValues } from './key-limits.js'
@@ -33,28 +35,17 @@ export interface CreatedKey {
   origins: string[] | null
 }
 
-// A key made, rotated or revoked, handed to the caller's `onChange` inside the change's own transaction (events/
-// records key.* events from it), so that the change and its event commit together.
-interface KeyChangeBase {
-  accountId: string
-  prefix: string
-  name: string | null
-}
-export type KeyChange =
-  | (KeyChangeBase & { type: 'key.created' | 'key.revoked' })
-  | (KeyChangeBase & { type: 'key.rotated'; newPrefix: string })
-export type OnKeyChange = (tx: postgres.TransactionSql, change: KeyChange) => Promise<unknown>
-const unrecorded: OnKeyChange = async () => {}
+// key.created, key.rotated and key.revoked, written in the change's own transaction so that the change and its event
+// commit together; `who` is the email of the dashboard user who made it, null from the command line. Never a secret.
+type KeyEvent = EventOf<'key.created' | 'key.rotated' | 'key.revoked'>
+const whoOf = (actor: Actor | undefined) => (actor?.kind === 'user' ? actor.email : null)
+const recordKeyEvent = (tx: postgres.TransactionSql, accountId: string, event: KeyEvent) =>
+  recordEvent(tx, accountId, event, new Date())
 
 // A key for a user (created with its own account when the email is new) or, without an email, for a new
 // account of its own with no user. The CLI and the dashboard both create keys here.
 // `actor`: who, for the audit log (each account, user and key made, each value changed, is one entry).
-export async function createKey(
-  sql: Sql,
-  input: CreateKeyInput,
-  onChange = unrecorded,
-  actor?: Actor
-): Promise<CreatedKey> {
+export async function createKey(sql: Sql, input: CreateKeyInput, actor?: Actor): Promise<CreatedKey> {
   const scopes = [...(input.scopes ?? SCOPES)]
   const origins = input.origins?.length ? [...input.origins] : null
   const refused = origins && originsRefusal(scopes)
@@ -70,7 +61,8 @@ export async function createKey(
     }
     const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes, origins, limits }
     const created = await insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
-    await onChange(tx, { type: 'key.created', accountId, prefix: created.prefix, name: meta.name })
+    const data = { prefix: created.prefix, name: meta.name, who: whoOf(actor) }
+    await recordKeyEvent(tx, accountId, { type: 'key.created', data })
     const after = {
       name: meta.name,
       expires_at: created.expiresAt?.toISOString() ?? null,
@@ -151,7 +143,7 @@ export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   ${scope ? inScope(sql, scope) : sql`order by k.created_at, k.prefix`}`
 
 // The key is revoked once: of revokes waiting on its row, only the one that revoked it records the change.
-export async function revokeKey(sql: Sql, prefix: string, onChange = unrecorded, actor?: Actor): Promise<boolean> {
+export async function revokeKey(sql: Sql, prefix: string, actor?: Actor): Promise<boolean> {
   return sql.begin(async (tx) => {
     const [k] = await tx<{ account_id: string; name: string | null; revoked: boolean }[]>`
       with revoked as (
@@ -162,7 +154,8 @@ export async function revokeKey(sql: Sql, prefix: string, onChange = unrecorded,
       select account_id, name, false from api_keys where prefix = ${prefix} and not exists (select from revoked)`
     if (!k) return false
     if (!k.revoked) return true
-    await onChange(tx, { type: 'key.revoked', accountId: k.account_id, prefix, name: k.name })
+    const data = { prefix, name: k.name, who: whoOf(actor) }
+    await recordKeyEvent(tx, k.account_id, { type: 'key.revoked', data })
     await audit(tx, actor, { accountId: k.account_id, action: 'key.revoked', target: prefix })
     return true
   })
@@ -187,16 +180,21 @@ export interface RotatedKey extends CreatedKey {
   now: Date
 }
 
+export interface RotateKeyOptions {
+  prefix: string
+  // How long the old key stays valid (0: not at all).
+  graceSeconds: number
+  // When the new key expires (default: never).
+  expiresAt?: Date | null
+  actor?: Actor
+}
+
 // A new key for the old key's account and user, with its scopes and limits. The old key stays valid for
-// `graceSeconds` more (0: not at all) and counts its completions as the new one (one cap between them, sql/027);
-// updated_at moves so that every running server drops its cached copy within a poll.
+// `graceSeconds` more and counts its completions as the new one (one cap between them, sql/027); updated_at moves so
+// that every running server drops its cached copy within a poll.
 export async function rotateKey(
   sql: Sql,
-  prefix: string,
-  graceSeconds: number,
-  expiresAt: Date | null = null,
-  onChange = unrecorded,
-  actor?: Actor
+  { prefix, graceSeconds, expiresAt = null, actor }: RotateKeyOptions
 ): Promise<RotatedKey | null> {
   return sql.begin(async (tx) => {
     const [old] = await tx<
@@ -236,13 +234,8 @@ export async function rotateKey(
       where prefix = ${prefix} returning expires_at, now() as now`
     await tx`update api_keys set counts_as = ${created.prefix}, updated_at = clock_timestamp()
              where counts_as = ${prefix}`
-    await onChange(tx, {
-      type: 'key.rotated',
-      accountId: old.account_id,
-      prefix,
-      name: old.name,
-      newPrefix: created.prefix,
-    })
+    const data = { prefix, name: old.name, who: whoOf(actor), newPrefix: created.prefix }
+    await recordKeyEvent(tx, old.account_id, { type: 'key.rotated', data })
     const [before, after] = [{ prefix }, { prefix: created.prefix, old_expires_at: row.expires_at.toISOString() }]
     await audit(tx, actor, { accountId: old.account_id, action: 'key.rotated', target: prefix, before, after })
     return { ...created, email: old.email, oldExpiresAt: row.expires_at, now: row.now }

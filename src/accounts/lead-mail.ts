@@ -16,6 +16,6 @@ export async function setLeadMailChoice(sql: Sql, userId: string, on: boolean): 
 }
 
 // The users of the account who want a mail per lead, as a fragment (user_id, email) for the statement that queues
-// their mails in the lead's transaction (events/mail-outbox.ts). `accountId` may be a column of that statement.
+// their mails in the lead's transaction (outbox/mail.ts). `accountId` may be a column of that statement.
 export const leadMailRecipients = (sql: postgres.ISql, accountId: string | postgres.Fragment) => sql`
   select id as user_id, email from users where account_id = ${accountId} and ${chosen(sql)} order by created_at, id`

@@ -1,5 +1,5 @@
-import type postgres from 'postgres'
 import { type Actor, audit, recordAudit } from '../audit/record.js'
+import { type MailMessage, queueLinkMail } from '../outbox/mail.js'
 import type { Sql } from '../storage/db.js'
 import { newToken, tokenDigest } from './tokens.js'
 
@@ -7,34 +7,42 @@ import { newToken, tokenDigest } from './tokens.js'
 
 const LINK_HOURS = 24
 
-interface NewLink {
+// A link not yet stored: its token (only its hash is kept) and the URL that carries it, from which its mail is made.
+export interface SigninLink {
+  token: string
   url: string
-  expiresAt: Date
-  userId: string
-  accountId: string
-  email: string
 }
 
-// Called in the transaction that makes a link (events/ mails it from there when mail is on); true when it queued a
-// mail.
-export type OnLink = (tx: postgres.TransactionSql, link: NewLink) => Promise<boolean>
+export function newSigninLink(publicUrl: string): SigninLink {
+  const token = newToken()
+  return { token, url: `${publicUrl.replace(/\/+$/, '')}/dashboard/link/${token}` }
+}
 
-// A one-time link for the user, valid 24 hours; only its hash is kept. `mailed`: `onLink` queued its mail.
-export async function createSigninLink(sql: Sql, userId: string, publicUrl: string, onLink?: OnLink, actor?: Actor) {
-  const t = newToken()
-  const url = `${publicUrl.replace(/\/+$/, '')}/dashboard/link/${t}`
+export interface CreateLinkOptions {
+  userId: string
+  link: SigninLink
+  // With mail on, the link's mail (dashboard/mail.ts says it), queued in the link's transaction.
+  mail?: { kind: 'signin' | 'invite'; message: MailMessage }
+  actor?: Actor
+}
+
+// Stores the link for the user, valid 24 hours. `mailed`: its mail is queued.
+export async function createSigninLink(sql: Sql, { userId, link, mail, actor }: CreateLinkOptions) {
   const mailed = await sql.begin(async (tx) => {
-    const [link] = await tx<Omit<NewLink, 'url'>[]>`
+    const [made] = await tx<{ expiresAt: Date; accountId: string; email: string; now: Date }[]>`
       with l as (
         insert into signin_links (token_sha256, user_id, expires_at)
-        values (${tokenDigest(t)}, ${userId}, now() + ${LINK_HOURS} * interval '1 hour') returning user_id, expires_at
+        values (${tokenDigest(link.token)}, ${userId}, now() + ${LINK_HOURS} * interval '1 hour')
+        returning user_id, expires_at
       )
-      select l.expires_at as "expiresAt", u.id as "userId", u.account_id as "accountId", u.email
+      select l.expires_at as "expiresAt", u.account_id as "accountId", u.email, now()
       from l join users u on u.id = l.user_id`
-    await audit(tx, actor, { accountId: link.accountId, action: 'signin_link.created', target: link.email })
-    return (await onLink?.(tx, { ...link, url })) ?? false
+    await audit(tx, actor, { accountId: made.accountId, action: 'signin_link.created', target: made.email })
+    if (!mail) return false
+    const { accountId, email, expiresAt } = made
+    return queueLinkMail(tx, { ...mail, accountId, userId, email, expiresAt }, made.now)
   })
-  return { url, mailed }
+  return { url: link.url, mailed }
 }
 
 export async function linkIsValid(sql: Sql, t: string): Promise<{ email: string } | null> {

@@ -20,7 +20,7 @@ export const listMembers = (sql: Sql, accountId: string) => sql<Member[]>`
 export class TeamError extends Error {}
 
 // The account's owners and admins (who steer its webhooks), as a fragment (user_id, email) for the statement that
-// queues their mails (events/mail-outbox.ts).
+// queues their mails (outbox/mail.ts).
 export const ownersAndAdmins = (sql: postgres.ISql, accountId: string) => sql`
   select id as user_id, email from users where account_id = ${accountId} and role in ('owner', 'admin')
   order by created_at, id`

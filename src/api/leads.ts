@@ -1,15 +1,13 @@
 import * as v from 'valibot'
 import { BASE, route, type Reply, type Route } from '../http/route.js'
 import { headerOf } from '../http/io.js'
-import { IDEMPOTENCY_HOURS, type LeadOwner, type NewLead, type StoredLead } from '../leads/insert.js'
+import type { Leads } from '../leads/create.js'
+import { IDEMPOTENCY_HOURS, type StoredLead } from '../leads/insert.js'
 import { LeadCreated, LeadInput } from './schemas.js'
 
-// How the route stores a lead: service.ts gives events/lead-created.ts's, which writes the lead.created event in the
-// lead's transaction.
-export type StoreLead = (owner: LeadOwner, lead: NewLead, idempotencyKey?: string) => Promise<StoredLead>
-
-// POST /api/v1/leads: a lead from a website's form, stored once per Idempotency-Key.
-export function leadsRoute(store: StoreLead): Route {
+// POST /api/v1/leads: a lead from a website's form, stored once per Idempotency-Key (leads/create.ts writes it with
+// its event).
+export function leadsRoute(leads: Leads): Route {
   return route({
     method: 'POST',
     path: `${BASE}/leads`,
@@ -36,7 +34,7 @@ export function leadsRoute(store: StoreLead): Route {
     },
     async handle({ req, principal, body }) {
       const key = headerOf(req, 'Idempotency-Key', IdempotencyKey)
-      return created(await store(principal, body, key))
+      return created(await leads.create(principal, body, key))
     },
   })
 }

@@ -31,7 +31,7 @@ function webhook(type: string, envelope: v.GenericSchema, ref: Ref): Json {
   }
 }
 
-// The top-level `webhooks` map (OpenAPI 3.1): each event type's envelope schema (events/catalogue.ts) as the POST
+// The top-level `webhooks` map (OpenAPI 3.1): each event type's envelope schema (outbox/catalogue.ts) as the POST
 // the service makes to an endpoint.
 export const webhooksDoc = (webhooks: Record<string, v.GenericSchema>, ref: Ref): Json =>
   Object.fromEntries(Object.entries(webhooks).map(([type, s]) => [type, webhook(type, s, ref)]))

@@ -185,7 +185,7 @@ const options = (): Json => ({
   },
 })
 
-// `webhooks`: each event type's envelope schema (events/catalogue.ts), documented as OpenAPI 3.1 webhooks.
+// `webhooks`: each event type's envelope schema (outbox/catalogue.ts), documented as OpenAPI 3.1 webhooks.
 export function buildOpenApi(routes: Route[], webhooks: Record<string, v.GenericSchema> = {}): Json {
   const schemas: Record<string, Json> = {}
   const ref: Ref = (s) => {

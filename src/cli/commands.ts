@@ -1,10 +1,10 @@
 import { saveUser, setPlan } from '../accounts/user-save.js'
-import { createSigninLink } from '../accounts/signin-links.js'
+import { createSigninLink, newSigninLink } from '../accounts/signin-links.js'
 import { usageByAccount, usageByUpstream, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
 import { baseUrl } from '../ops/listen.js'
-import { linkMailer } from '../dashboard/mail.js'
+import { linkMail } from '../dashboard/mail.js'
 import { migrate, pendingMigrations } from '../storage/migrate.js'
 import { check } from './arguments.js'
 import { type Command, UsageError } from './command.js'
@@ -84,8 +84,9 @@ export const commands: Command[] = [
       const base = config.STUDIO_PUBLIC_URL ?? baseUrl(config.HOST, config.PORT)
       return database(async (sql) => {
         const { userId } = await saveUser(sql, input, actor)
-        const link = await createSigninLink(sql, userId, base, linkMailer({ config }), actor)
-        const mailed = link.mailed ? ' (a mail with it is queued for them: the running server sends it)' : ''
+        const link = newSigninLink(base)
+        const made = await createSigninLink(sql, { userId, link, mail: linkMail({ config }, link.url), actor })
+        const mailed = made.mailed ? ' (a mail with it is queued for them: the running server sends it)' : ''
         io.out(
           `user ${userId} <${input.email}>: open this link within 24 hours to set a password and sign in${mailed}:`
         )

@@ -2,7 +2,6 @@ import { createKey, listKeys, revokeKey, rotateKey } from '../accounts/accounts.
 import { setKeyLimits } from '../accounts/key-limits.js'
 import { narrowScopes } from '../accounts/scopes.js'
 import { Email, Plan, Role } from '../api/schemas.js'
-import { recordKeyChanges } from '../events/key-events.js'
 import { Refused } from '../ops/refused.js'
 import { check, duration, expiry, limitsArg, originsArg, prefixArg, scopesArg } from './arguments.js'
 import { type Command, UsageError } from './command.js'
@@ -47,9 +46,7 @@ export const keyCommands: Command[] = [
         origins: values.origins === undefined ? undefined : originsArg(values.origins, values.scopes),
         limits,
       }
-      return database(async (sql) =>
-        printKey(io, await createKey(sql, input, recordKeyChanges(null), actor), input.email)
-      )
+      return database(async (sql) => printKey(io, await createKey(sql, input, actor), input.email))
     },
   },
   {
@@ -94,7 +91,7 @@ export const keyCommands: Command[] = [
       const grace = duration(values.grace ?? '24h', '--grace', true)
       const expiresAt = expiry(values['expires-in']) ?? null
       return database(async (sql) => {
-        const k = await rotateKey(sql, prefix, grace, expiresAt, recordKeyChanges(null), actor)
+        const k = await rotateKey(sql, { prefix, graceSeconds: grace, expiresAt, actor })
         if (!k) throw new Error(`no key with prefix ${prefix}`)
         const until = k.oldExpiresAt > k.now ? `it keeps working until ${k.oldExpiresAt.toISOString()}` : null
         io.out(`key ${prefix} rotated: ${until ?? 'it no longer works'}`)
@@ -109,8 +106,7 @@ export const keyCommands: Command[] = [
     run: ({ positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       return database(async (sql) => {
-        if (!(await revokeKey(sql, prefix, recordKeyChanges(null), actor)))
-          throw new Error(`no key with prefix ${prefix}`)
+        if (!(await revokeKey(sql, prefix, actor))) throw new Error(`no key with prefix ${prefix}`)
         io.out(`key ${prefix} revoked`)
       })
     },

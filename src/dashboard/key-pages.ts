@@ -3,7 +3,6 @@ import { parseScopes, SCOPES, type Scope } from '../accounts/scopes.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import type { SessionUser } from '../accounts/sessions.js'
 import { usageByKey } from '../accounts/usage.js'
-import { recordKeyChanges } from '../events/key-events.js'
 import { ApiError } from '../http/errors.js'
 import { keyUsage } from '../quota/key-counts.js'
 import { monthOf } from '../quota/month.js'
@@ -164,7 +163,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
         const origins = originsOf(ctx.form, scopes)
         const u = ctx.user
         const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt, scopes, origins }
-        const k = await createKey(sql, input, recordKeyChanges(u.email), actorOf(ctx))
+        const k = await createKey(sql, input, actorOf(ctx))
         // Answered directly, not redirected: the key is never stored, so it can be shown only in this response.
         return keysPage(deps, ctx, shownOnce('new-key', `Key “${name}” created.`, k.key))
       },
@@ -177,7 +176,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
         const old = await ownKey(sql, ctx.user, ctx.params.prefix)
         const grace = Number(ctx.form.get('grace') ?? 0)
         if (!GRACES.some(([g]) => Number(g) === grace)) throw new ApiError('bad_request', 'Pick a grace period.')
-        const k = await rotateKey(sql, old.prefix, grace, null, recordKeyChanges(ctx.user.email), actorOf(ctx))
+        const k = await rotateKey(sql, { prefix: old.prefix, graceSeconds: grace, actor: actorOf(ctx) })
         if (!k) throw new ApiError('not_found', 'The key is gone.')
         const until =
           k.oldExpiresAt > k.now
@@ -193,7 +192,7 @@ export function keysPages(deps: DashboardDeps): Page[] {
       async handle(ctx) {
         const k = await ownKey(sql, ctx.user, ctx.params.prefix)
         if (ctx.form.get('confirm') !== 'yes') return confirmRevoke(ctx.user, k)
-        await revokeKey(sql, k.prefix, recordKeyChanges(ctx.user.email), actorOf(ctx))
+        await revokeKey(sql, k.prefix, actorOf(ctx))
         return see('/dashboard/keys?done=revoked')
       },
     },

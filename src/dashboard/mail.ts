@@ -1,6 +1,6 @@
-import type { EventData } from '../events/catalogue.js'
+import type { EventData } from '../outbox/catalogue.js'
 import type { DisabledEndpoint } from '../events/deliveries.js'
-import { type MailMessage, mailLink } from '../events/mail-outbox.js'
+import type { MailMessage } from '../outbox/mail.js'
 import { mailIsOn } from '../ops/config.js'
 import { html, type Value } from './html.js'
 import type { DashboardDeps } from './page.js'
@@ -92,7 +92,7 @@ export interface Invitation {
 }
 
 // A one-time sign-in link: asked for, handed out from Team, or an invitation to the account (`invitation` set).
-function linkMail(link: string, invitation?: Invitation): MailMessage {
+function linkMessage(link: string, invitation?: Invitation): MailMessage {
   const what = invitation
     ? `${invitation.by} invited you to their account on the Studio dashboard, as ${invitation.role}.`
     : 'Here is your link to sign in to the Studio dashboard.'
@@ -107,8 +107,8 @@ If you did not expect this mail, ignore it.</p>`
   }
 }
 
-// With mail on, what mails a new sign-in link (or invitation) to its user; the page shows the link as well.
-export const linkMailer = (deps: Pick<DashboardDeps, 'config' | 'clock'>, invitation?: Invitation) =>
+// With mail on, the mail of a new sign-in link (or invitation) to its user; the page shows the link as well.
+export const linkMail = (deps: Pick<DashboardDeps, 'config'>, url: string, invitation?: Invitation) =>
   mailIsOn(deps.config)
-    ? mailLink(invitation ? 'invite' : 'signin', (url) => linkMail(url, invitation), deps.clock ?? Date.now)
+    ? { kind: invitation ? ('invite' as const) : ('signin' as const), message: linkMessage(url, invitation) }
     : undefined

@@ -1,6 +1,6 @@
 import { hashPassword, MIN_PASSWORD, passwordProblem } from '../accounts/passwords.js'
 import { createSession, endSession } from '../accounts/sessions.js'
-import { createSigninLink, linkIsValid, redeemLink } from '../accounts/signin-links.js'
+import { createSigninLink, linkIsValid, newSigninLink, redeemLink } from '../accounts/signin-links.js'
 import { signinFailed, userByEmail, userByPassword } from '../accounts/users.js'
 import type { SlidingWindow } from '../limits/limits.js'
 import { clientAddress } from '../http/client-address.js'
@@ -9,7 +9,7 @@ import { mailIsOn } from '../ops/config.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
 import { bare, errorBanner, notice } from './layout.js'
-import { linkMailer } from './mail.js'
+import { linkMail } from './mail.js'
 import { actorOf, addressOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 const MAX_AGE = 30 * 24 * 3600
@@ -98,7 +98,10 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
         limit(ctx, email)
         const userId = await userByEmail(deps.sql, email)
         const actor = { kind: 'user', email, address: addressOf(ctx) } as const
-        if (userId) await createSigninLink(deps.sql, userId, deps.publicUrl(), linkMailer(deps), actor)
+        if (userId) {
+          const link = newSigninLink(deps.publicUrl())
+          await createSigninLink(deps.sql, { userId, link, mail: linkMail(deps, link.url), actor })
+        }
         return see('/dashboard/signin?done=link-sent')
       },
     },

@@ -1,10 +1,10 @@
 import { is } from 'valibot'
-import { createSigninLink } from '../accounts/signin-links.js'
+import { createSigninLink, newSigninLink } from '../accounts/signin-links.js'
 import { inviteMember, listMembers, removeMember, setMemberRole, TeamError } from '../accounts/team.js'
 import { Email, ROLES } from '../api/schemas.js'
 import { ApiError } from '../http/errors.js'
 import { html, type Html } from './html.js'
-import { linkMailer } from './mail.js'
+import { linkMail } from './mail.js'
 import { csrfField, notice, page, secretBox, when, type Viewer } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
@@ -80,9 +80,11 @@ async function managed(deps: DashboardDeps, ctx: PageCtx, id: string) {
 // were just invited).
 const signinFor = async (deps: DashboardDeps, ctx: PageCtx, id: string, invited = false) => {
   const member = await managed(deps, ctx, id)
-  const mailer = linkMailer(deps, invited ? { by: ctx.user.name ?? ctx.user.email, role: member.role } : undefined)
-  const link = await createSigninLink(deps.sql, member.id, deps.publicUrl(), mailer, actorOf(ctx))
-  return teamPage(deps, ctx, linkBanner(member.email, link.url, link.mailed))
+  const link = newSigninLink(deps.publicUrl())
+  const invitation = invited ? { by: ctx.user.name ?? ctx.user.email, role: member.role } : undefined
+  const mail = linkMail(deps, link.url, invitation)
+  const made = await createSigninLink(deps.sql, { userId: member.id, link, mail, actor: actorOf(ctx) })
+  return teamPage(deps, ctx, linkBanner(member.email, made.url, made.mailed))
 }
 
 export function teamPages(deps: DashboardDeps): Page[] {

@@ -1,4 +1,4 @@
-import { SUBSCRIBABLE_TYPES } from '../events/catalogue.js'
+import { SUBSCRIBABLE_TYPES } from '../outbox/catalogue.js'
 import type { LoggedEvent, LogPage } from '../events/delivery-log.js'
 import { ENDPOINT_KINDS, kindLabel } from '../events/endpoint-input.js'
 import type { Endpoint } from '../events/endpoints.js'

@@ -1,4 +1,5 @@
-import type postgres from 'postgres'
+import { ownersAndAdmins } from '../accounts/team.js'
+import { type MailMessage, queueMails } from '../outbox/mail.js'
 import type { Sql } from '../storage/db.js'
 import type { EndpointKind } from './endpoint-input.js'
 import { inBatches } from '../storage/batches.js'
@@ -67,8 +68,8 @@ export interface DisabledEndpoint {
   reason: string
   at: Date
 }
-// Run in the transaction that disables an endpoint (with mail on, its account's owners and admins are mailed).
-export type OnDisabled = (tx: postgres.TransactionSql, endpoint: DisabledEndpoint) => Promise<unknown>
+// What the mail about a disabled endpoint says (the dashboard's: it knows the links).
+export type RenderEndpointMail = (endpoint: DisabledEndpoint) => MailMessage
 
 // Logs a failed attempt and moves the delivery (and its endpoint) on, if this process still holds the claim.
 // Successes go through finishDelivered, many at once.
@@ -77,7 +78,7 @@ export async function finishAttempt(
   c: Claimed,
   attempt: Attempt,
   outcome: Exclude<Outcome, { kind: 'delivered' }>,
-  onDisabled?: OnDisabled
+  renderDisabled?: RenderEndpointMail
 ): Promise<void> {
   const state = outcome.kind === 'retry' ? 'pending' : 'failed'
   const nextAt = outcome.kind === 'retry' ? outcome.nextAt : attempt.at
@@ -99,7 +100,12 @@ export async function finishAttempt(
         where id = ${c.endpointId} and disabled_reason is null returning account_id as "accountId", url`
       await tx`update webhook_deliveries set state = 'cancelled'
         where endpoint_id = ${c.endpointId} and state = 'pending'`
-      if (w && onDisabled) await onDisabled(tx, { id: c.endpointId, ...w, reason: outcome.reason, at: attempt.at })
+      // With mail on, a mail to each owner and admin of the account, found by the mail lane at its next round.
+      if (w && renderDisabled) {
+        const message = renderDisabled({ id: c.endpointId, ...w, reason: outcome.reason, at: attempt.at })
+        const { accountId } = w
+        await queueMails(tx, ownersAndAdmins(tx, accountId), { accountId, kind: 'endpoint', message, at: attempt.at })
+      }
     } else {
       await tx`update webhook_endpoints set failing_since = coalesce(failing_since, ${attempt.at})
         where id = ${c.endpointId}`

@@ -6,8 +6,8 @@ import type { Metrics } from '../ops/service-metrics.js'
 import { version } from '../ops/version.js'
 import type { Database } from '../storage/db.js'
 import { createWebhookDispatcher } from './dispatcher.js'
+import type { RenderEndpointMail } from './deliveries.js'
 import { mailLane, type RenderLeadMail } from './mail-lane.js'
-import { mailDisabledEndpoint, type RenderEndpointMail } from './mail-outbox.js'
 import type { Mailer } from './mailer.js'
 import { startDeliveryWorker, type WorkerOptions } from './worker.js'
 
@@ -61,7 +61,7 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
     timeoutMs: config.STUDIO_WEBHOOKS_TIMEOUT_MS,
     userAgent: `Studio-Webhooks/${version}`,
     onOutcome,
-    onDisabled: mail && mailDisabledEndpoint(mail.renderDisabled),
+    renderDisabled: mail?.renderDisabled,
     after,
     prunes: [(now) => pruneAudit(db.sql, now, config.STUDIO_AUDIT_RETENTION_DAYS), (now) => pruneSpam(db.sql, now)],
     lanes: mail

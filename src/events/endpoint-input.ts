@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { ApiError } from '../http/errors.js'
 import { assertPublicHost } from './address.js'
-import { type EventType, SUBSCRIBABLE_TYPES } from './catalogue.js'
+import { type EventType, SUBSCRIBABLE_TYPES } from '../outbox/catalogue.js'
 
 export const ENDPOINT_KINDS = ['standard', 'slack'] as const
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number]

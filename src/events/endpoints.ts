@@ -2,7 +2,7 @@ import type postgres from 'postgres'
 import { type Actor, type AuditAction, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { isUuid } from '../storage/uuid.js'
-import type { EventType } from './catalogue.js'
+import type { EventType } from '../outbox/catalogue.js'
 import { type EndpointInput, type EndpointKind, checkEndpoint } from './endpoint-input.js'
 import { newSecret } from './signature.js'
 

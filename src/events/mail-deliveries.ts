@@ -1,5 +1,5 @@
 import type { Sql } from '../storage/db.js'
-import type { MailMessage } from './mail-outbox.js'
+import type { MailMessage } from '../outbox/mail.js'
 import { inBatches } from '../storage/batches.js'
 import { KEEP_MS } from './deliveries.js'
 

@@ -1,6 +1,6 @@
 import type { Logger } from '../ops/log.js'
 import type { Sql } from '../storage/db.js'
-import type { EventData } from './catalogue.js'
+import type { EventData } from '../outbox/catalogue.js'
 import type { LaneSpec } from './lane.js'
 import {
   type ClaimedMail,
@@ -10,7 +10,7 @@ import {
   pruneMail,
   releaseMailClaims,
 } from './mail-deliveries.js'
-import type { MailMessage } from './mail-outbox.js'
+import type { MailMessage } from '../outbox/mail.js'
 import type { Mail, Mailer, Sent } from './mailer.js'
 import { nextDelayMs } from './schedule.js'
 

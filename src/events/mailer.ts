@@ -1,6 +1,6 @@
 import type { NodemailerError } from 'nodemailer'
 import type { Config } from '../ops/config.js'
-import type { MailMessage } from './mail-outbox.js'
+import type { MailMessage } from '../outbox/mail.js'
 
 // The one outbound mail transport: nodemailer over STUDIO_SMTP_URL, from STUDIO_MAIL_FROM. nodemailer is loaded only
 // when mail is on. What one send means: delivered (2xx), a temporary failure (a 4xx reply, no connection, a timeout,

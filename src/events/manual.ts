@@ -1,6 +1,6 @@
 import type { Sql } from '../storage/db.js'
 import { isEndpointId } from './endpoints.js'
-import { recordEvent, WAKE_CHANNEL } from './outbox.js'
+import { recordEvent, WAKE_CHANNEL } from '../outbox/event.js'
 
 // What a person sends by hand to one endpoint (the dashboard): a test event, or an event sent again.
 

@@ -1,4 +1,4 @@
-import type { EventData } from './catalogue.js'
+import type { EventData } from '../outbox/catalogue.js'
 
 // What a Slack-compatible endpoint (an incoming-webhook URL) is sent for a lead: `{"text": …}`, a short message with
 // the lead's name, email, company and message. What the lead typed is escaped by Slack's rules (&, < and >), so it

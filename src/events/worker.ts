@@ -9,13 +9,13 @@ import {
   type Delivered,
   finishAttempt,
   finishDelivered,
-  type OnDisabled,
+  type RenderEndpointMail,
   prune,
   releaseClaims,
 } from './deliveries.js'
 import { createLane, type Lane, type LaneSpec } from './lane.js'
 import { outcomeOf } from './outcome.js'
-import { WAKE_CHANNEL } from './outbox.js'
+import { WAKE_CHANNEL } from '../outbox/event.js'
 import { postWebhook } from './post.js'
 import { signedHeaders } from './signature.js'
 import { slackMessage } from './slack.js'
@@ -37,8 +37,8 @@ export interface WorkerOptions {
   concurrency?: number
   // Other kinds of delivery run by this worker (mail), woken and stopped with it.
   lanes?: LaneSpec<unknown>[]
-  // What else happens when an endpoint is disabled (mail on: its owners are told).
-  onDisabled?: OnDisabled
+  // With mail on, what the mail about an endpoint it disables says.
+  renderDisabled?: RenderEndpointMail
   // Other old rows this worker deletes at each hourly prune (the audit log's, leads kept as spam).
   prunes?: ((now: Date) => Promise<unknown>)[]
   // The worker's LISTEN and first round wait for this and a poll more, at most 1 s (the server listening: neither a
@@ -133,7 +133,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     const outcome = outcomeOf(c, result, at.getTime(), random)
     const attempt = { ...result, at }
     if (outcome.kind === 'delivered') await writeDelivered({ claim: c, attempt })
-    else await finishAttempt(sql, c, attempt, outcome, o.onDisabled)
+    else await finishAttempt(sql, c, attempt, outcome, o.renderDisabled)
     o.onOutcome?.(outcome.kind)
     log.debug('webhook attempt', {
       event: c.eventId,

@@ -138,8 +138,8 @@ const newLeads = recordset<ReturnType<typeof rowOf>>({
 })
 const VALUES = newLeads.names.replace('request_sha256', "decode(request_sha256, 'hex')")
 
-// Many leads in one INSERT … SELECT, as a fragment for the caller's statement (events/ writes each lead's event in the
-// same statement). A lead whose Idempotency-Key is taken (by an earlier lead, or by one before it in `leads`) is
+// Many leads in one INSERT … SELECT, as a fragment for the caller's statement (create.ts writes each lead's event
+// in the same statement). A lead whose Idempotency-Key is taken (by an earlier lead, or by one before it in `leads`) is
 // skipped: its id is missing from the rows returned (id, account_id, created_at), and the caller answers it with
 // insertLead, which knows replays.
 export function insertLeads(sql: Queries, leads: LeadToInsert[]) {

@@ -17,12 +17,7 @@ const SITE = 'https://shop.example'
 const OTHER = 'https://evil.example'
 // Made through the database, as another process would: this server learns of it through its key poll.
 const cli = { kind: 'cli', osUser: 'test' } as const
-const made = await createKey(
-  sql,
-  { email: 'site@example.com', scopes: ['leads:write'], origins: [SITE] },
-  undefined,
-  cli
-)
+const made = await createKey(sql, { email: 'site@example.com', scopes: ['leads:write'], origins: [SITE] }, cli)
 issuedKeys.push(made.key)
 const leadKey = made.key
 const fullKey = await server.key({ email: 'site@example.com' })
@@ -112,7 +107,7 @@ t.test('POST from another origin: 403 forbidden, the Error body, nothing stored'
 })
 
 t.test('a lead key: at most STUDIO_LEAD_KEY_ADDRESS_LIMIT (10) a minute per client address, then 429', async (t) => {
-  const key = (await createKey(sql, { plan: 'FREE', scopes: ['leads:write'], origins: [SITE] }, undefined, cli)).key
+  const key = (await createKey(sql, { plan: 'FREE', scopes: ['leads:write'], origins: [SITE] }, cli)).key
   issuedKeys.push(key)
   await eventually(async () => (await post(key, SITE)).status === 201, { what: 'the key known' })
   for (let i = 1; i < 10; i++) t.equal((await post(key, i % 2 ? SITE : undefined)).status, 201, `request ${i + 1}`)
@@ -156,7 +151,7 @@ t.test('the audit entry of the key names its origins; a rotation keeps them', as
   const [entry] = await sql<{ after: { origins?: string[] } }[]>`
     select after from audit_log where action = 'key.created' and target = ${made.prefix}`
   t.same(entry.after.origins, [SITE])
-  const rotated = await rotateKey(sql, made.prefix, 0)
+  const rotated = await rotateKey(sql, { prefix: made.prefix, graceSeconds: 0 })
   issuedKeys.push(rotated!.key)
   t.same(rotated!.origins, [SITE])
   await eventually(async () => (await post(rotated!.key, SITE)).status === 201, { what: 'the new key' })

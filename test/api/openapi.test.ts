@@ -52,7 +52,7 @@ t.test('it carries the constraints of the validating schemas', async (t) => {
 })
 
 t.test('the top-level webhooks map documents every event type with its envelope', async (t) => {
-  const { EVENT_TYPES } = await import('../../src/events/catalogue.js')
+  const { EVENT_TYPES } = await import('../../src/outbox/catalogue.js')
   t.same(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort())
   const schemaOf = (type: string): any =>
     resolve(doc, doc.webhooks[type].post.requestBody.content['application/json'].schema.$ref)

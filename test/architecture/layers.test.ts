@@ -5,7 +5,7 @@ import t from 'tap'
 // ARCHITECTURE.md's code map lists the folders of src/ from the top down: a folder imports only folders below it,
 // except http/errors.ts (the one error type), which any folder may import. Only cli/ imports service.ts (the files
 // beside it, routes.ts and shutdown.ts, are the composition root's own), and only main.ts imports cli/. Only the
-// domain folders and storage/ hold SQL.
+// domain folders and the low-level outbox/, audit/ and storage/ hold SQL.
 const root = new URL('../../src/', import.meta.url).pathname
 const map = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8')
 const order = [...map.matchAll(/^- `src\/(\w+)\/`/gm)].map((m) => m[1])
@@ -55,12 +55,13 @@ t.test('protocols/ imports only itself, http/errors.ts and valibot', async (t) =
   t.equal(order.at(-1), 'ops', 'ops/ stays the floor')
 })
 
-// SQL lives in the domain folders and storage/: everything else calls their functions. A query is a tagged template
-// on the pool or a transaction (`sql`, `tx`, with or without type arguments), or one of the driver's query methods.
-const SQL_HOMES = ['accounts', 'leads', 'events', 'quota', 'completions', 'audit', 'storage']
+// SQL lives in the domain folders, outbox/, audit/ and storage/: everything else calls their functions. A query is a
+// tagged template on the pool or a transaction (`sql`, `tx`, with or without type arguments), or one of the driver's
+// query methods.
+const SQL_HOMES = ['accounts', 'leads', 'events', 'quota', 'completions', 'outbox', 'audit', 'storage']
 const QUERY = /\b(?:\w*sql|tx)\s*(?:<[^`]{0,300}?>)?\s*`|\.(?:begin|unsafe|cursor|savepoint)\(|from 'postgres'/i
 
-t.test('SQL only in the domain folders and storage/', async (t) => {
+t.test('SQL only in the domain folders, outbox/, audit/ and storage/', async (t) => {
   for (const file of files.filter((f) => !SQL_HOMES.includes(f.split('/')[0]))) {
     const found = QUERY.exec(readFileSync(join(root, file), 'utf8'))
     if (found) t.fail(`${file}: ${found[0]}`)

@@ -11,7 +11,7 @@ import {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from '../../clients/typescript/src/index.js'
-import { EVENT_TYPES, type EventType } from '../../src/events/catalogue.js'
+import { EVENT_TYPES, type EventType } from '../../src/outbox/catalogue.js'
 import { newSecret, signedHeaders } from '../../src/events/signature.js'
 import { webhookVectors } from '../support/webhook-vectors.js'
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { addEndpoint, listEndpoints } from '../../src/events/endpoints.js'
-import { recordEvent } from '../../src/events/outbox.js'
+import { recordEvent } from '../../src/outbox/event.js'
 import { claimDue } from '../../src/events/deliveries.js'
 import { version } from '../../src/ops/version.js'
 import { logLines, startTestServer } from '../support/server.js'

@@ -9,7 +9,7 @@ import {
   removeEndpoint,
   rotateSecret,
 } from '../../src/events/endpoints.js'
-import { recordEvent } from '../../src/events/outbox.js'
+import { recordEvent } from '../../src/outbox/event.js'
 import { claimDue, prune } from '../../src/events/deliveries.js'
 import { createKey } from '../../src/accounts/accounts.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createKey } from '../../src/accounts/accounts.js'
 import { claimDue, finishDelivered } from '../../src/events/deliveries.js'
 import { addEndpoint, listEndpoints } from '../../src/events/endpoints.js'
-import { recordEvent } from '../../src/events/outbox.js'
+import { recordEvent } from '../../src/outbox/event.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 
 // Successful attempts are written many at once: each delivery whose claim is still held is marked delivered and its

@@ -1,6 +1,5 @@
 import t from 'tap'
 import { createKey, revokeKey, rotateKey } from '../../src/accounts/accounts.js'
-import { recordKeyChanges } from '../../src/events/key-events.js'
 import { run } from '../../src/cli/cli.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
@@ -19,9 +18,9 @@ const events = async () =>
   }))
 
 t.test('create, rotate and revoke each make their event; revoking twice makes one', async (t) => {
-  const who = recordKeyChanges('owner@example.com')
+  const who = { kind: 'user', email: 'owner@example.com', address: null } as const
   const k = await createKey(sql, { email: 'owner@example.com', keyName: 'site' }, who)
-  const r = await rotateKey(sql, k.prefix, 0, null, who)
+  const r = await rotateKey(sql, { prefix: k.prefix, graceSeconds: 0, actor: who })
   t.ok(await revokeKey(sql, r?.prefix as string, who))
   t.ok(await revokeKey(sql, r?.prefix as string, who), 'already revoked: still true')
   const got = await events()
@@ -40,6 +39,12 @@ t.test('create, rotate and revoke each make their event; revoking twice makes on
     )
 })
 
+t.test('a key change made with no actor still has its event, with who = null', async (t) => {
+  const k = await createKey(sql, { email: 'setup@example.com', keyName: 'set up' })
+  const [last] = (await events()).slice(-1)
+  t.same([last.type, last.data], ['key.created', { prefix: k.prefix, name: 'set up', who: null }])
+})
+
 t.test('the CLI records its key changes with who = null', async (t) => {
   const out: string[] = []
   const io = { out: (l: string) => out.push(l), err: () => {} }
@@ -50,13 +55,13 @@ t.test('the CLI records its key changes with who = null', async (t) => {
 
 t.test('key.* events are delivered to an endpoint as the document describes them', async (t) => {
   await startTestServer(t, { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { dbEnv, webhooks: { pollMs: 20 } })
-  const who = recordKeyChanges('hooks@example.com')
+  const who = { kind: 'user', email: 'hooks@example.com', address: null } as const
   const k = await createKey(sql, { email: 'hooks@example.com', keyName: 'hooked' }, who)
   const [{ account_id: accountId }] = await sql<{ account_id: string }[]>`
     select account_id from users where email = 'hooks@example.com'`
   const r = await receiver(t)
   await addEndpoint(sql, { accountId, url: r.url, events: ['key.created', 'key.rotated', 'key.revoked'] }, true)
-  const rotated = await rotateKey(sql, k.prefix, 0, null, who)
+  const rotated = await rotateKey(sql, { prefix: k.prefix, graceSeconds: 0, actor: who })
   await revokeKey(sql, rotated?.prefix as string, who)
   const second = await createKey(sql, { email: 'hooks@example.com', keyName: 'second' }, who)
   await eventually(() => r.got.length === 3, { what: 'three deliveries' })
@@ -74,7 +79,7 @@ t.test('key.* events are delivered to an endpoint as the document describes them
 const skip = process.env.DATABASE_URL ? false : 'needs DATABASE_URL (a row lock held from a second connection)'
 
 t.test('revokes waiting on one key make one key.revoked between them', { skip }, async (t) => {
-  const who = recordKeyChanges('racing@example.com')
+  const who = { kind: 'user', email: 'racing@example.com', address: null } as const
   const k = await createKey(sql, { email: 'racing@example.com', keyName: 'raced' }, who)
   let release = () => {}
   const held = new Promise<void>((ok) => {

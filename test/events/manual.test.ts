@@ -2,7 +2,7 @@ import t from 'tap'
 import { createKey } from '../../src/accounts/accounts.js'
 import { addEndpoint, disableEndpoint, enableEndpoint } from '../../src/events/endpoints.js'
 import { resend, sendTest } from '../../src/events/manual.js'
-import { recordEvent } from '../../src/events/outbox.js'
+import { recordEvent } from '../../src/outbox/event.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 
 // A disabled endpoint gets no test event and no resend: nothing is left pending for it either, which would be

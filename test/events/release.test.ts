@@ -3,7 +3,7 @@ import { createKey } from '../../src/accounts/accounts.js'
 import { claimDue, prune, releaseClaims } from '../../src/events/deliveries.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import { claimDueMails, pruneMail, releaseMailClaims } from '../../src/events/mail-deliveries.js'
-import { recordEvent } from '../../src/events/outbox.js'
+import { recordEvent } from '../../src/outbox/event.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 
 // A process stopping gives back its claims in one statement each for webhooks and mails: the claims it still holds

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { addEndpoint, listEndpoints } from '../../src/events/endpoints.js'
 import { sendTest } from '../../src/events/manual.js'
-import { recordEvent } from '../../src/events/outbox.js'
+import { recordEvent } from '../../src/outbox/event.js'
 import { eventually } from '../support/eventually.js'
 import { receiver } from '../support/receiver.js'
 import { startTestServer } from '../support/server.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { addEndpoint } from '../../src/events/endpoints.js'
-import { recordEvent } from '../../src/events/outbox.js'
+import { recordEvent } from '../../src/outbox/event.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
 import { spawnServer } from '../support/processes.js'

@@ -1,8 +1,7 @@
 import t from 'tap'
 import { createKey } from '../../src/accounts/accounts.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
-import { recordKeyChanges } from '../../src/events/key-events.js'
-import { WAKE_CHANNEL } from '../../src/events/outbox.js'
+import { WAKE_CHANNEL } from '../../src/outbox/event.js'
 import { eventually } from '../support/eventually.js'
 import { receiver } from '../support/receiver.js'
 import { startTestServer } from '../support/server.js'
@@ -37,7 +36,7 @@ t.test('no NOTIFY for a lead; one for a key change, which wakes the worker', { s
   await addEndpoint(sql, { accountId, url: r.url, events: ['lead.created', 'key.created'] }, true)
   t.equal((await s.fetch('/api/v1/leads', { method: 'POST', key, json: lead })).status, 201)
   await eventually(() => r.got.length === 1, { what: "the lead's event" })
-  await createKey(sql, { email: 'wake@example.com' }, recordKeyChanges(null))
+  await createKey(sql, { email: 'wake@example.com' })
   await eventually(() => r.got.length === 2, { what: "the key change's event" })
   t.equal(JSON.parse(r.got[1].body).type, 'key.created')
   // Notifications arrive in commit order: once the key change's has come, the lead's would have come before it.

@@ -15,7 +15,7 @@ const direct = await startTestServer(t, limit, { dbEnv })
 const SITE = 'https://shop.example'
 const cli = { kind: 'cli', osUser: 'test' } as const
 const leadKey = async () => {
-  const { key } = await createKey(behindProxy.db.sql, { scopes: ['leads:write'], origins: [SITE] }, undefined, cli)
+  const { key } = await createKey(behindProxy.db.sql, { scopes: ['leads:write'], origins: [SITE] }, cli)
   issuedKeys.push(key)
   return key
 }
@@ -53,7 +53,7 @@ t.test('behind a trusted proxy, each forwarded client has its own count', async 
 
 t.test("a request the per-address limit refuses spends nothing of the key's own rate limit", async (t) => {
   const input = { scopes: ['leads:write' as const], origins: [SITE], limits: { rateLimit: 3 } }
-  const { key } = await createKey(behindProxy.db.sql, input, undefined, cli)
+  const { key } = await createKey(behindProxy.db.sql, input, cli)
   issuedKeys.push(key)
   await eventually(async () => (await post(behindProxy, key, '192.0.2.1')).status === 201, { what: 'the key known' })
   t.equal((await post(behindProxy, key, '192.0.2.1')).status, 201)

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks'
 import t from 'tap'
 import * as v from 'valibot'
-import { EVENT_ENVELOPES } from '../../src/events/catalogue.js'
+import { EVENT_ENVELOPES } from '../../src/outbox/catalogue.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import { eventually } from '../support/eventually.js'
 import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
@@ -53,6 +53,8 @@ t.test('a FREE account of 5: warning at the 4th answer, exhausted at the 5th, no
     t.ok(v.is(EVENT_ENVELOPES[e.type], e), `${e.type} is what the OpenAPI document declares`)
 
   t.equal((await post()).status, 429)
-  const [{ n }] = await s.db.sql<{ n: number }[]>`select count(*)::int as n from events where account_id = ${accountId}`
+  const [{ n }] = await s.db.sql<
+    { n: number }[]
+  >`select count(*)::int as n from events where account_id = ${accountId} and type like 'quota.%'`
   t.equal(n, 2, 'each once this month')
 })

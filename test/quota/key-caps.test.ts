@@ -145,7 +145,7 @@ t.test("a cap set later counts the month's answers so far; lifting it lets the k
   const over = await post(fresh.url, key)
   t.equal(over.status, 429)
   t.match(((await over.json()) as any).error.details, { limit: 4, used: 4 })
-  const rotated = await rotateKey(s.db.sql, prefix, 0)
+  const rotated = await rotateKey(s.db.sql, { prefix, graceSeconds: 0 })
   const next = await startTestServer(t, env, { dbEnv })
   const again = await post(next.url, rotated!.key)
   t.equal(again.status, 429, 'a rotated key carries what the old one spent')
@@ -161,8 +161,8 @@ t.test('while a rotated key is in its grace period, the old and the new key shar
   const s = await startTestServer(t, env, { dbEnv })
   const first = await s.key({ email: email(), limits: { monthlyCompletions: 4 } })
   for (let i = 0; i < 2; i++) t.equal((await post(s.url, first)).status, 200)
-  const second = await rotateKey(s.db.sql, prefixOf(first), 3600)
-  const third = await rotateKey(s.db.sql, second!.prefix, 3600)
+  const second = await rotateKey(s.db.sql, { prefix: prefixOf(first), graceSeconds: 3600 })
+  const third = await rotateKey(s.db.sql, { prefix: second!.prefix, graceSeconds: 3600 })
   // A process that starts now has cached none of the three keys.
   const fresh = await startTestServer(t, env, { dbEnv })
   const keys = [first, second!.key, third!.key]
@@ -200,7 +200,7 @@ t.test('a batch on the old key after a rotation lands in the one count, and hold
     return r
   }
   t.match(await apply(first, 2, 0), { granted: 2, used: 0 }, 'two units held ahead for the old key')
-  const second = (await rotateKey(sql, first, 3600))!.prefix
+  const second = (await rotateKey(sql, { prefix: first, graceSeconds: 3600 }))!.prefix
   const holds = await sql`select prefix, units from quota_key_holds where process_id = ${process}`
   t.same(holds, [{ prefix: second, units: 2 }], 'the holds moved to the new key')
   t.match(await apply(first, 0, 2), { spent: 2, used: 2, quota_limit: 4 }, 'spent from the moved holds')
@@ -210,7 +210,11 @@ t.test('a batch on the old key after a rotation lands in the one count, and hold
     where prefix = ${second} and month = date_trunc('month', now() at time zone 'UTC')::date`
   t.equal(row.used, 2, "the new key's count has every unit spent through the old one")
 
-  await t.rejects(rotateKey(sql, first, 0), /was rotated; rotate .* instead/, 'only the newest key is rotated')
+  await t.rejects(
+    rotateKey(sql, { prefix: first, graceSeconds: 0 }),
+    /was rotated; rotate .* instead/,
+    'only the newest key is rotated'
+  )
   const limited = await setKeyLimits(sql, first, { monthlyCompletions: 10 }, undefined, { kind: 'cli', osUser: 'test' })
   t.match(limited, { ok: true, before: { monthlyCompletions: 4 }, after: { monthlyCompletions: 10 } })
   const caps = await sql`select prefix, monthly_completions from api_keys where prefix in (${first}, ${second})`

@@ -34,7 +34,7 @@ t.test('a rotation waits for a batch on the old key; both complete, and the hold
     return r.granted
   })
   await taken
-  const rotation = rotateKey(s.db.sql, prefix, 3600)
+  const rotation = rotateKey(s.db.sql, { prefix, graceSeconds: 3600 })
   await eventually(
     async () =>
       (

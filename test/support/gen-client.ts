@@ -3,7 +3,7 @@
 // server serves.
 import { writeFileSync } from 'node:fs'
 import { buildOpenApi } from '../../src/api/openapi.js'
-import { EVENT_ENVELOPES } from '../../src/events/catalogue.js'
+import { EVENT_ENVELOPES } from '../../src/outbox/catalogue.js'
 import { parseConfig } from '../../src/ops/config.js'
 import { adaptersFor, createUpstreams } from '../../src/completions/fallback.js'
 import { apiRoutes } from '../../src/routes.js'

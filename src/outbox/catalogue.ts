@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { LeadInput } from '../api/schemas.js'
+import { LEAD_FIELDS } from './lead-fields.js'
 
 // Every event the service sends, each type with its `data`, declared once: the outbox writes what these describe,
 // the OpenAPI document's `webhooks` map is generated from them, and the tests hold deliveries against them.
@@ -12,9 +12,8 @@ const who = v.pipe(
 )
 
 // Every field of the lead but the honeypot (a lead that filled it raises no event).
-const { website: _, ...leadFields } = LeadInput.pipe[0].entries
 const LeadCreatedData = v.object({
-  ...leadFields,
+  ...LEAD_FIELDS,
   id: v.pipe(v.string(), v.uuid(), v.description('Identifier of the lead.')),
   createdAt: timestamp,
   keyPrefix: v.pipe(v.string(), v.description('Prefix of the API key that created the lead.')),

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { eventId } from '../../src/events/outbox.js'
+import { eventId } from '../../src/outbox/event.js'
 import { randomBase64url } from '../../src/storage/random-ids.js'
 
 t.test('event ids: 16 random bytes each, none repeated across refills of the pool they are cut from', async (t) => {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { storeLeadWithEvent } from '../../src/events/lead-created.js'
+import { openLeads } from '../../src/leads/create.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import type { LeadOwner, NewLead } from '../../src/leads/insert.js'
 import { startTestServer } from '../support/server.js'
 
-// Leads by group commit (events/lead-created.ts): leads asked for together are stored by one statement, one commit,
+// Leads by group commit (leads/create.ts): leads asked for together are stored by one statement, one commit,
 // with their events; a row that fails fails alone; Idempotency-Keys stay exact; every 201 is a stored row.
 const s = await startTestServer(t)
 const { sql } = s.db
@@ -29,7 +29,7 @@ const eventsOf = async (ids: string[]) =>
     from events e where e.body::json->'data'->>'id' = any(${ids})`
 
 t.test('leads asked for in one turn share one commit, each with its exact event', async (t) => {
-  const store = storeLeadWithEvent(sql)
+  const { create: store } = openLeads(sql)
   const leads = Array.from({ length: 10 }, (_, i) => lead(i))
   const stored = await Promise.all(leads.map((l) => store(owner, l)))
   const ids = stored.map((r) => r.id)
@@ -46,7 +46,7 @@ t.test('leads asked for in one turn share one commit, each with its exact event'
 })
 
 t.test('a lead kept as spam in a batch is stored, without an event', async (t) => {
-  const store = storeLeadWithEvent(sql)
+  const { create: store } = openLeads(sql)
   const [kept, spam] = await Promise.all([
     store(owner, lead(300)),
     store(owner, { ...lead(301), website: 'https://spam.example' }),
@@ -68,7 +68,7 @@ t.test('a lead kept as spam in a batch is stored, without an event', async (t) =
 })
 
 t.test('a row that fails the statement fails alone; the others of its batch are stored', async (t) => {
-  const store = storeLeadWithEvent(sql)
+  const { create: store } = openLeads(sql)
   const nobody: LeadOwner = { accountId: randomUUID(), prefix: 'nobody' }
   const outcomes = await Promise.allSettled(
     Array.from({ length: 8 }, (_, i) => store(i === 3 ? nobody : owner, lead(100 + i)))
@@ -85,7 +85,7 @@ t.test('a row that fails the statement fails alone; the others of its batch are 
 })
 
 t.test('one Idempotency-Key several times in one batch: one lead, one answer, another body refused', async (t) => {
-  const store = storeLeadWithEvent(sql)
+  const { create: store } = openLeads(sql)
   const same = lead(200)
   const answers = await Promise.allSettled([
     store(owner, same, 'batch-key'),

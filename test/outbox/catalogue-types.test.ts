@@ -6,7 +6,7 @@ import {
   type EventData,
   type EventOf,
   type EventType,
-} from '../../src/events/catalogue.js'
+} from '../../src/outbox/catalogue.js'
 
 // Compile-time (npm run typecheck type-checks this file): each type's data is exactly its schema's output, in the
 // envelope too, and a type is never paired with another type's data. At runtime: the schemas hold the same line.
