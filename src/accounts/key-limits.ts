@@ -50,17 +50,21 @@ async function lockNewest(tx: postgres.TransactionSql, prefix: string, accountId
   return row.counts_as === null ? row : 'moved'
 }
 
-// Sets the limits that `change` names (the others stay) of the key `prefix`'s line: its newest key and the rotated
-// keys in their grace period, which share one count (sql/027); `accountId`, when given, limits the change to that
-// account's keys (the dashboard's). updated_at moves so that every server drops its cached copies within a poll. A
-// change is one entry in the audit log (its target: the newest key), with `actor`; setting nothing new records nothing.
-export function setKeyLimits(
-  sql: Sql,
-  prefix: string,
-  change: Partial<KeyLimits>,
-  accountId?: string,
+export interface SetKeyLimitsOptions {
+  prefix: string
+  // The limits to set; the others stay.
+  change: Partial<KeyLimits>
+  // Limits the change to that account's keys (the dashboard's).
+  accountId?: string
   actor?: Actor
-): Promise<Limited> {
+}
+
+// Sets the limits that `change` names of the key `prefix`'s line: its newest key and the rotated keys in their grace
+// period, which share one count (sql/027). updated_at moves so that every server drops its cached copies within a
+// poll. A change is one entry in the audit log (its target: the newest key), with `actor`; setting nothing new
+// records nothing.
+export function setKeyLimits(sql: Sql, options: SetKeyLimitsOptions): Promise<Limited> {
+  const { prefix, change, accountId, actor } = options
   return sql
     .begin(async (tx): Promise<Limited | 'moved'> => {
       const row = await lockNewest(tx, prefix, accountId)
@@ -68,7 +72,7 @@ export function setKeyLimits(
       if (!row) return { ok: false }
       return limitLine(tx, row, change, actor)
     })
-    .then((r) => (r === 'moved' ? setKeyLimits(sql, prefix, change, accountId, actor) : r))
+    .then((r) => (r === 'moved' ? setKeyLimits(sql, options) : r))
 }
 
 // The change itself, on the locked newest key of a line and every key counting as it.

@@ -24,17 +24,18 @@ export type Narrowed =
   | { ok: false; reason: 'not_found' }
   | { ok: false; reason: 'wider'; added: Scope[] }
 
-// Narrows the scopes of the key `prefix` to `scopes`, which must be among those it has: a wider set is refused and
-// nothing changes. updated_at moves so that every server drops its cached copy of the key within a poll.
-// `accountId`, when given, limits the change to that account's keys (the dashboard's). A change is recorded in the
-// audit log with `actor`.
-export function narrowScopes(
-  sql: Sql,
-  prefix: string,
-  scopes: Scope[],
-  accountId?: string,
+export interface NarrowScopesOptions {
+  prefix: string
+  scopes: Scope[]
+  // Limits the change to that account's keys (the dashboard's).
+  accountId?: string
   actor?: Actor
-): Promise<Narrowed> {
+}
+
+// Narrows the scopes of the key `prefix` to `scopes`, which must be among those it has: a wider set is refused and
+// nothing changes. updated_at moves so that every server drops its cached copy of the key within a poll. A change is
+// recorded in the audit log with `actor`.
+export function narrowScopes(sql: Sql, { prefix, scopes, accountId, actor }: NarrowScopesOptions): Promise<Narrowed> {
   return sql.begin(async (tx): Promise<Narrowed> => {
     const [row] = await tx<{ account_id: string; scopes: string[] }[]>`
       select account_id, scopes from api_keys

@@ -123,7 +123,7 @@ export const keyCommands: Command[] = [
       const scopes = scopesArg(values.scopes)
       let code = 0
       return database(async (sql) => {
-        const r = await narrowScopes(sql, prefix, scopes, undefined, actor)
+        const r = await narrowScopes(sql, { prefix, scopes, actor })
         if (!r.ok && r.reason === 'not_found') throw new Error(`no key with prefix ${prefix}`)
         if (r.ok) return io.out(`key ${prefix} now has the scopes ${r.after.join(',')}`)
         io.err(`studio: key ${prefix} lacks ${r.added.join(', ')}: scopes can be narrowed, never widened`)
@@ -143,7 +143,7 @@ export const keyCommands: Command[] = [
       if (!Object.keys(limits).length)
         throw new Refused('keys limit needs --rate-limit N|none or --monthly-completions N|none')
       return database(async (sql) => {
-        const r = await setKeyLimits(sql, prefix, limits, undefined, actor)
+        const r = await setKeyLimits(sql, { prefix, change: limits, actor })
         if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
         const { rateLimit, monthlyCompletions } = r.after
         io.out(`key ${prefix}: rate limit ${shown(rateLimit)}, monthly completions ${shown(monthlyCompletions)}`)

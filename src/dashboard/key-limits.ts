@@ -59,7 +59,12 @@ export function keyLimitPages(deps: DashboardDeps): Page[] {
       async handle(ctx) {
         const limits = limitsOf(ctx.form)
         // Limited to the account's keys: another account's prefix is not found, as an unknown one.
-        const r = await setKeyLimits(deps.sql, ctx.params.prefix, limits, ctx.user.accountId, actorOf(ctx))
+        const r = await setKeyLimits(deps.sql, {
+          prefix: ctx.params.prefix,
+          change: limits,
+          accountId: ctx.user.accountId,
+          actor: actorOf(ctx),
+        })
         if (!r.ok) throw new ApiError('not_found', 'There is no such key in your account.')
         return see('/dashboard/keys?done=limited')
       },

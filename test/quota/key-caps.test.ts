@@ -138,7 +138,7 @@ t.test("a cap set later counts the month's answers so far; lifting it lets the k
   const prefix = prefixOf(key)
   for (let i = 0; i < 3; i++) t.equal((await post(s.url, key)).status, 200)
   await eventually(async () => (await s.db.sql`select 1 from completions where key_prefix = ${prefix}`).length === 3)
-  t.match(await setKeyLimits(s.db.sql, prefix, { monthlyCompletions: 4 }), { ok: true })
+  t.match(await setKeyLimits(s.db.sql, { prefix, change: { monthlyCompletions: 4 } }), { ok: true })
   // A process that starts now has not cached the key (a running one drops it within its poll).
   const fresh = await startTestServer(t, env, { dbEnv })
   t.equal((await post(fresh.url, key)).status, 200, 'one more within the cap of 4')
@@ -150,7 +150,7 @@ t.test("a cap set later counts the month's answers so far; lifting it lets the k
   const again = await post(next.url, rotated!.key)
   t.equal(again.status, 429, 'a rotated key carries what the old one spent')
   t.match(((await again.json()) as any).error.details, { limit: 4, used: 4 })
-  t.match(await setKeyLimits(s.db.sql, rotated!.prefix, { monthlyCompletions: null }), { ok: true })
+  t.match(await setKeyLimits(s.db.sql, { prefix: rotated!.prefix, change: { monthlyCompletions: null } }), { ok: true })
   const third = await startTestServer(t, env, { dbEnv })
   t.equal((await post(third.url, rotated!.key)).status, 200, 'no cap: the plan only')
 })
@@ -215,7 +215,11 @@ t.test('a batch on the old key after a rotation lands in the one count, and hold
     /was rotated; rotate .* instead/,
     'only the newest key is rotated'
   )
-  const limited = await setKeyLimits(sql, first, { monthlyCompletions: 10 }, undefined, { kind: 'cli', osUser: 'test' })
+  const limited = await setKeyLimits(sql, {
+    prefix: first,
+    change: { monthlyCompletions: 10 },
+    actor: { kind: 'cli', osUser: 'test' },
+  })
   t.match(limited, { ok: true, before: { monthlyCompletions: 4 }, after: { monthlyCompletions: 10 } })
   const caps = await sql`select prefix, monthly_completions from api_keys where prefix in (${first}, ${second})`
   t.ok(
