@@ -49,7 +49,7 @@ export async function createKey(sql: Sql, input: CreateKeyInput, actor?: Actor):
   const scopes = [...(input.scopes ?? SCOPES)]
   const origins = input.origins?.length ? [...input.origins] : null
   const refused = origins && originsRefusal(scopes)
-  if (refused) throw new ApiError('bad_request', refused)
+  if (refused) throw new ApiError({ code: 'bad_request', message: refused })
   return sql.begin(async (tx) => {
     let accountId: string
     let userId: string | null = null
@@ -216,9 +216,11 @@ export async function rotateKey(
              k.monthly_completions, k.counts_as
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for no key update of k`
     if (!old) return null
-    if (old.revoked_at) throw new ApiError('bad_request', `key ${prefix} is revoked; create a new key instead`)
+    if (old.revoked_at)
+      throw new ApiError({ code: 'bad_request', message: `key ${prefix} is revoked; create a new key instead` })
     // Only the newest key of a line is rotated: the line has one count (sql/027).
-    if (old.counts_as) throw new ApiError('bad_request', `key ${prefix} was rotated; rotate ${old.counts_as} instead`)
+    if (old.counts_as)
+      throw new ApiError({ code: 'bad_request', message: `key ${prefix} was rotated; rotate ${old.counts_as} instead` })
     const created = await insertKey(tx, old.account_id, old.user_id, expiresAt, {
       name: old.name,
       createdBy: old.created_by,

@@ -79,7 +79,7 @@ const toCached = (r: KeyRow): CachedKey => ({
   updatedAt: r.updated_at.getTime(),
 })
 
-export const unauthorized = () => new ApiError('unauthorized', 'Missing or invalid API key')
+export const unauthorized = () => new ApiError({ code: 'unauthorized', message: 'Missing or invalid API key' })
 
 export interface KeyStore {
   // Synchronous when the key is cached.

@@ -22,7 +22,11 @@ export function readyzRoute(db: Database, details: () => Record<string, unknown>
     summary: 'The database answers',
     async handle() {
       if (await db.ready()) return { status: 200, body: { status: 'ready', details: details() } }
-      throw new ApiError('service_unavailable', 'The database is not reachable', undefined, { 'retry-after': '2' })
+      throw new ApiError({
+        code: 'service_unavailable',
+        message: 'The database is not reachable',
+        headers: { 'retry-after': '2' },
+      })
     },
   })
 }

@@ -27,7 +27,7 @@ const CONNECTION_CODES = new Set([
 
 const unavailable = (message: string, retryAfterS: number | null = null) => {
   const seconds = Math.ceil(Math.min(retryAfterS ?? 5, 60))
-  return new ApiError('upstream_unavailable', message, undefined, { 'retry-after': String(seconds) })
+  return new ApiError({ code: 'upstream_unavailable', message, headers: { 'retry-after': String(seconds) } })
 }
 
 const parseRetryAfter = (s: string | null): number | null => {
@@ -57,9 +57,13 @@ interface Try {
 const failure = (t: Try, outcome: string, api: ApiError) =>
   new UpstreamFailure(api, { outcome, attempts: t.attempt, requestId: t.requestId, status: t.status })
 export const clientGone = (t: Try) =>
-  failure(t, 'client_closed', new ApiError('upstream_error', 'The client went away'))
+  failure(t, 'client_closed', new ApiError({ code: 'upstream_error', message: 'The client went away' }))
 export const timedOut = (t: Try, ms: number) =>
-  failure(t, 'upstream_timeout', new ApiError('upstream_timeout', `The upstream did not answer within ${ms} ms`))
+  failure(
+    t,
+    'upstream_timeout',
+    new ApiError({ code: 'upstream_timeout', message: `The upstream did not answer within ${ms} ms` })
+  )
 
 export async function attempt(adapter: Adapter, wire: WireRequest, opts: CallOptions, n: number): Promise<Outcome> {
   if (!opts.span) return once(adapter, wire, opts, n, wire.headers)
@@ -123,7 +127,7 @@ function judgeAnswer(adapter: Adapter, res: Answer, t: Try, opts: CallOptions): 
       return { done: { completion: adapter.parse(body), requestId: t.requestId, attempts: t.attempt } }
     } catch (e) {
       const message = `The upstream answered something we cannot read: ${(e as Error).message}`
-      throw failure(t, 'upstream_garbage', new ApiError('upstream_error', message))
+      throw failure(t, 'upstream_garbage', new ApiError({ code: 'upstream_error', message }))
     }
   }
   const message = adapter.errorMessage(body) ?? `status ${status}`
@@ -131,7 +135,11 @@ function judgeAnswer(adapter: Adapter, res: Answer, t: Try, opts: CallOptions): 
     throw failure(t, 'upstream_spend_limit', unavailable('The upstream spend limit or credit is exhausted', 60))
   if (status === 400 || status === 422) {
     const details = { issues: [{ path: '', message }], upstream_status: status }
-    const refused = new ApiError('invalid_request', `The model refused the request: ${message}`, details)
+    const refused = new ApiError({
+      code: 'invalid_request',
+      message: `The model refused the request: ${message}`,
+      details,
+    })
     throw failure(t, 'upstream_invalid_request', refused)
   }
   if (status === 401 || status === 403) {
@@ -139,10 +147,18 @@ function judgeAnswer(adapter: Adapter, res: Answer, t: Try, opts: CallOptions): 
       upstream: adapter.name,
       status,
     })
-    throw failure(t, 'upstream_auth', new ApiError('upstream_error', 'The upstream refused our credentials'))
+    throw failure(
+      t,
+      'upstream_auth',
+      new ApiError({ code: 'upstream_error', message: 'The upstream refused our credentials' })
+    )
   }
   if (!RETRYABLE_STATUS(status))
-    throw failure(t, 'upstream_error', new ApiError('upstream_error', `The upstream answered ${status}: ${message}`))
+    throw failure(
+      t,
+      'upstream_error',
+      new ApiError({ code: 'upstream_error', message: `The upstream answered ${status}: ${message}` })
+    )
   const retryAfter = parseRetryAfter(res.retryAfter)
   const busy = unavailable(`The upstream is unavailable (${status}); try again later`, retryAfter)
   return { retry: failure(t, 'upstream_unavailable', busy), retryAfter }
@@ -162,10 +178,10 @@ function judgeError(e: unknown, t: Try, opts: CallOptions): Outcome {
     return { retry: failure(t, 'upstream_unavailable', busy), retryAfter: null }
   }
   if (!CONNECTION_CODES.has((cause as { code?: string }).code ?? ''))
-    throw failure(t, 'upstream_error', new ApiError('upstream_error', 'The upstream call failed'))
+    throw failure(t, 'upstream_error', new ApiError({ code: 'upstream_error', message: 'The upstream call failed' }))
   if (sent) {
     const message = 'The connection to the upstream broke after it was sent the request, which was not sent again'
-    throw failure(t, 'upstream_broke_off', new ApiError('upstream_error', message))
+    throw failure(t, 'upstream_broke_off', new ApiError({ code: 'upstream_error', message }))
   }
   const unreachable = unavailable('The upstream is unreachable; try again later')
   return { retry: failure(t, 'upstream_unreachable', unreachable), retryAfter: null }

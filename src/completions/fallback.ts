@@ -111,12 +111,11 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
 
   function allCooling(): UpstreamFailure {
     const seconds = Math.ceil(Math.min(...list.map((u) => u.breaker.coolingFor())) / 1000)
-    const api = new ApiError(
-      'upstream_unavailable',
-      'Every upstream is cooling down after repeated failures; try again later',
-      undefined,
-      { 'retry-after': String(Math.max(1, seconds)) }
-    )
+    const api = new ApiError({
+      code: 'upstream_unavailable',
+      message: 'Every upstream is cooling down after repeated failures; try again later',
+      headers: { 'retry-after': String(Math.max(1, seconds)) },
+    })
     return new UpstreamFailure(api, { outcome: 'upstream_cooling', attempts: 0 })
   }
 

@@ -66,6 +66,6 @@ async function observed(adapter: Adapter, wire: WireRequest, opts: CallOptions, 
 
 export function notConfigured(adapter: Adapter): ApiError | null {
   return adapter.notConfigured
-    ? new ApiError('ai_not_configured', adapter.notConfigured, undefined, { 'retry-after': '3600' })
+    ? new ApiError({ code: 'ai_not_configured', message: adapter.notConfigured, headers: { 'retry-after': '3600' } })
     : null
 }

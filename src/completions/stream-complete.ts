@@ -11,17 +11,19 @@ import { UpstreamStream, UpstreamStreamError } from './stream.js'
 // What the completions table records, and the client's `error` event says, of a stream that failed once begun.
 function brokenStream(e: unknown): { outcome: string; api: ApiError } {
   if (e instanceof UpstreamStreamError)
-    return { outcome: 'upstream_error', api: new ApiError('upstream_error', e.message) }
+    return { outcome: 'upstream_error', api: new ApiError({ code: 'upstream_error', message: e.message }) }
   if (e instanceof SyntaxError) {
     const message = `The upstream answered something we cannot read: ${e.message}`
-    return { outcome: 'upstream_garbage', api: new ApiError('upstream_error', message) }
+    return { outcome: 'upstream_garbage', api: new ApiError({ code: 'upstream_error', message }) }
   }
-  const api = new ApiError('upstream_error', 'The upstream stream broke off')
+  const api = new ApiError({ code: 'upstream_error', message: 'The upstream stream broke off' })
   return { outcome: 'upstream_unreachable', api }
 }
 
 const asApiError = (e: unknown) =>
-  e instanceof ApiError ? e : new ApiError('service_unavailable', 'The quota could not be counted; try again later')
+  e instanceof ApiError
+    ? e
+    : new ApiError({ code: 'service_unavailable', message: 'The quota could not be counted; try again later' })
 
 // A streamed completion. Until the upstream's first event it is the ordinary call (its errors are JSON answers, the
 // retries apply); then the 200 goes out once the quota unit is committed, each piece of text as it is parsed, and

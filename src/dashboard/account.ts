@@ -86,7 +86,7 @@ export function accountPages(deps: DashboardDeps): Page[] {
       path: '/dashboard/account/signout-everywhere',
       access: 'user',
       async handle(ctx) {
-        if (!ctx.token) throw new ApiError('forbidden', 'No session.')
+        if (!ctx.token) throw new ApiError({ code: 'forbidden', message: 'No session.' })
         await endOtherSessions(sql, ctx.user.userId, ctx.token, actorOf(ctx))
         return see('/dashboard/account?done=everywhere')
       },

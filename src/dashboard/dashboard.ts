@@ -86,23 +86,26 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
     const path = url.pathname
     if (path === '/' || path === '/dashboard' || path === '/dashboard/') return { redirect: '/dashboard/keys' }
     const match = router.find(req.method ?? 'GET', path)
-    if (!match) throw new ApiError('not_found', 'There is no page here.')
-    if ('allow' in match) throw new ApiError('method_not_allowed', 'This page does not take that method.')
+    if (!match) throw new ApiError({ code: 'not_found', message: 'There is no page here.' })
+    if ('allow' in match)
+      throw new ApiError({ code: 'method_not_allowed', message: 'This page does not take that method.' })
     const p = match.route
     const token = cookieOf(req, cookie)
     const user = token ? await findSession(deps.sql, token) : null
     if (p.access !== 'public' && !user) {
-      if (p.method === 'POST') throw new ApiError('forbidden', 'Your session has ended; sign in again.')
+      if (p.method === 'POST')
+        throw new ApiError({ code: 'forbidden', message: 'Your session has ended; sign in again.' })
       return { redirect: '/dashboard/signin' }
     }
     if (p.access === 'admin' && !canManage(user?.role ?? '')) {
-      throw new ApiError('forbidden', 'Only owners and admins can open this page.')
+      throw new ApiError({ code: 'forbidden', message: 'Only owners and admins can open this page.' })
     }
     let form = new URLSearchParams()
     if (p.method === 'POST') {
-      if (!sameOrigin(req)) throw new ApiError('forbidden', 'This form was sent from another site.')
+      if (!sameOrigin(req)) throw new ApiError({ code: 'forbidden', message: 'This form was sent from another site.' })
       form = await readForm(req, FORM_LIMIT)
-      if (user && form.get('csrf') !== user.csrf) throw new ApiError('forbidden', 'This form has expired; reload it.')
+      if (user && form.get('csrf') !== user.csrf)
+        throw new ApiError({ code: 'forbidden', message: 'This form has expired; reload it.' })
     }
     const ctx = { req, res, id, headers, url, params: match.params, form, user, token } as PageCtx
     return p.handle(ctx)
@@ -114,7 +117,7 @@ export function createDashboard(deps: DashboardDeps, log: Logger) {
       // The path without a sign-in link's token (a secret) in it.
       const path = req.url?.split('?')[0].replace(/\/link\/[^/]+/, '/link/…')
       log.error('dashboard error', { id, method: req.method, path }, e)
-      err = new ApiError('internal_error', 'Something went wrong on our side.')
+      err = new ApiError({ code: 'internal_error', message: 'Something went wrong on our side.' })
     }
     const title = TITLES[err.status] ?? 'Error'
     return {

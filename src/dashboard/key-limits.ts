@@ -21,7 +21,10 @@ function limitsOf(form: URLSearchParams): KeyLimits {
     const text = (form.get(field) ?? '').trim()
     const n = text === '' ? null : parseLimit(text, LIMIT_MIN[name])
     if (n === undefined)
-      throw new ApiError('bad_request', `${label}: a whole number of at least ${LIMIT_MIN[name]}, or empty for none.`)
+      throw new ApiError({
+        code: 'bad_request',
+        message: `${label}: a whole number of at least ${LIMIT_MIN[name]}, or empty for none.`,
+      })
     limits[name] = n
   }
   return limits
@@ -65,7 +68,7 @@ export function keyLimitPages(deps: DashboardDeps): Page[] {
           accountId: ctx.user.accountId,
           actor: actorOf(ctx),
         })
-        if (!r.ok) throw new ApiError('not_found', 'There is no such key in your account.')
+        if (!r.ok) throw new ApiError({ code: 'not_found', message: 'There is no such key in your account.' })
         return see('/dashboard/keys?done=limited')
       },
     },

@@ -30,7 +30,11 @@ const keysOf = (sql: Sql, u: SessionUser) =>
 
 export async function ownKey(sql: Sql, u: SessionUser, prefix: string): Promise<KeyListing> {
   const [row] = (await keysOf(sql, u)).filter((k) => k.prefix === prefix)
-  if (!row) throw new ApiError('not_found', 'There is no such key in your account, or it is not yours to manage.')
+  if (!row)
+    throw new ApiError({
+      code: 'not_found',
+      message: 'There is no such key in your account, or it is not yours to manage.',
+    })
   return row
 }
 
@@ -117,7 +121,7 @@ function scopesOf(form: URLSearchParams) {
   const parsed = parseScopes(form.getAll('scope'))
   if ('scopes' in parsed) return parsed.scopes
   const unknown = parsed.unknown.length ? `There is no scope ${parsed.unknown.join(', ')}. ` : ''
-  throw new ApiError('bad_request', `${unknown}Pick one or more scopes of ${SCOPES.join(', ')}.`)
+  throw new ApiError({ code: 'bad_request', message: `${unknown}Pick one or more scopes of ${SCOPES.join(', ')}.` })
 }
 
 // The form's web origins (none when the field is empty), for a key whose only scope is leads:write.
@@ -125,9 +129,9 @@ function originsOf(form: URLSearchParams, scopes: Scope[] | undefined) {
   const text = (form.get('origins') ?? '').trim()
   if (!text) return undefined
   const parsed = parseOrigins(text)
-  if ('error' in parsed) throw new ApiError('bad_request', `Web origins: ${parsed.error}.`)
+  if ('error' in parsed) throw new ApiError({ code: 'bad_request', message: `Web origins: ${parsed.error}.` })
   const refused = originsRefusal(scopes ?? SCOPES)
-  if (refused) throw new ApiError('bad_request', `Web origins: ${refused}. Check leads:write alone.`)
+  if (refused) throw new ApiError({ code: 'bad_request', message: `Web origins: ${refused}. Check leads:write alone.` })
   return parsed.origins
 }
 
@@ -155,9 +159,10 @@ export function keysPages(deps: DashboardDeps): Page[] {
       access: 'user',
       async handle(ctx) {
         const name = (ctx.form.get('name') ?? '').trim().slice(0, 100)
-        if (!name) throw new ApiError('bad_request', 'A key needs a name.')
+        if (!name) throw new ApiError({ code: 'bad_request', message: 'A key needs a name.' })
         const days = Number(ctx.form.get('expires') || 0)
-        if (![0, 30, 90, 365].includes(days)) throw new ApiError('bad_request', 'Pick an expiry from the list.')
+        if (![0, 30, 90, 365].includes(days))
+          throw new ApiError({ code: 'bad_request', message: 'Pick an expiry from the list.' })
         const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : undefined
         const scopes = scopesOf(ctx.form)
         const origins = originsOf(ctx.form, scopes)
@@ -175,9 +180,10 @@ export function keysPages(deps: DashboardDeps): Page[] {
       async handle(ctx) {
         const old = await ownKey(sql, ctx.user, ctx.params.prefix)
         const grace = Number(ctx.form.get('grace') ?? 0)
-        if (!GRACES.some(([g]) => Number(g) === grace)) throw new ApiError('bad_request', 'Pick a grace period.')
+        if (!GRACES.some(([g]) => Number(g) === grace))
+          throw new ApiError({ code: 'bad_request', message: 'Pick a grace period.' })
         const k = await rotateKey(sql, { prefix: old.prefix, graceSeconds: grace, actor: actorOf(ctx) })
-        if (!k) throw new ApiError('not_found', 'The key is gone.')
+        if (!k) throw new ApiError({ code: 'not_found', message: 'The key is gone.' })
         const until =
           k.oldExpiresAt > k.now
             ? `The old key works until ${when(k.oldExpiresAt)} UTC.`

@@ -63,7 +63,7 @@ ${next ? html`<a class="button secondary" href="${next}">Older leads →</a>` : 
 
 async function leadDetail(deps: DashboardDeps, ctx: PageCtx) {
   const lead = await findLead(deps.sql, ctx.user.accountId, ctx.params.id)
-  if (!lead) throw new ApiError('not_found', 'There is no such lead in your account.')
+  if (!lead) throw new ApiError({ code: 'not_found', message: 'There is no such lead in your account.' })
   const fields = LEAD_COLUMNS.filter((c) => c !== 'created_at').map(
     (c) =>
       html`<dt>${c === 'key_prefix' ? 'created with key' : c.replace('_', ' ')}</dt><dd>${

@@ -70,12 +70,17 @@ required></div>
 
 async function validLink(sql: Sql, ctx: PageCtx) {
   const link = await linkIsValid(sql, ctx.params.token)
-  if (!link) throw new ApiError('not_found', 'This sign-in link was used already, has expired, or never existed.')
+  if (!link)
+    throw new ApiError({
+      code: 'not_found',
+      message: 'This sign-in link was used already, has expired, or never existed.',
+    })
   return link
 }
 
 export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWindow; email: SlidingWindow }): Page[] {
-  const tooMany = () => new ApiError('rate_limited', 'Too many sign-in attempts; wait a few minutes and try again.')
+  const tooMany = () =>
+    new ApiError({ code: 'rate_limited', message: 'Too many sign-in attempts; wait a few minutes and try again.' })
   const mail = mailIsOn(deps.config)
   const limit = (ctx: PageCtx, email: string) => {
     if (!attempts.address.hit(clientAddress(ctx.req)).ok) throw tooMany()
@@ -93,7 +98,11 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
       path: '/dashboard/signin/link',
       access: 'public',
       async handle(ctx) {
-        if (!mail) throw new ApiError('not_found', 'This server sends no mail: ask an owner for a sign-in link.')
+        if (!mail)
+          throw new ApiError({
+            code: 'not_found',
+            message: 'This server sends no mail: ask an owner for a sign-in link.',
+          })
         const email = (ctx.form.get('email') ?? '').trim().slice(0, 320)
         limit(ctx, email)
         const userId = await userByEmail(deps.sql, email)
@@ -137,7 +146,7 @@ export function signinPages(deps: DashboardDeps, attempts: { address: SlidingWin
         const problem = passwordProblem(password, ctx.form.get('confirm'))
         if (problem) return { status: 422, page: passwordForm(ctx.url.pathname, link.email, problem) }
         const userId = await redeemLink(deps.sql, ctx.params.token, await hashPassword(password), addressOf(ctx))
-        if (!userId) throw new ApiError('not_found', 'This sign-in link was used already.')
+        if (!userId) throw new ApiError({ code: 'not_found', message: 'This sign-in link was used already.' })
         return signIn(deps, ctx, userId)
       },
     },

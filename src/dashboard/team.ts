@@ -13,7 +13,7 @@ const roleOptions = (current: string) =>
 
 function roleOf(value: string | null): string {
   if (!(ROLES as readonly string[]).includes(value ?? ''))
-    throw new ApiError('bad_request', 'Pick a role from the list.')
+    throw new ApiError({ code: 'bad_request', message: 'Pick a role from the list.' })
   return value as string
 }
 
@@ -61,7 +61,7 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } catch (e) {
-    if (e instanceof TeamError) throw new ApiError('bad_request', e.message)
+    if (e instanceof TeamError) throw new ApiError({ code: 'bad_request', message: e.message })
     throw e
   }
 }
@@ -70,9 +70,9 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
 // (a sign-in link for an owner would make an admin one).
 async function managed(deps: DashboardDeps, ctx: PageCtx, id: string) {
   const member = (await listMembers(deps.sql, ctx.user.accountId)).find((m) => m.id === id)
-  if (!member) throw new ApiError('not_found', 'There is no such user in your account.')
+  if (!member) throw new ApiError({ code: 'not_found', message: 'There is no such user in your account.' })
   if (member.role === 'owner' && ctx.user.role !== 'owner')
-    throw new ApiError('forbidden', 'Only an owner can manage an owner.')
+    throw new ApiError({ code: 'forbidden', message: 'Only an owner can manage an owner.' })
   return member
 }
 
@@ -94,10 +94,10 @@ export function teamPages(deps: DashboardDeps): Page[] {
     { method: 'GET', path: '/dashboard/team', access: 'admin', handle: (ctx) => teamPage(deps, ctx) },
     post('/dashboard/team', async (ctx) => {
       const email = (ctx.form.get('email') ?? '').trim()
-      if (!is(Email, email)) throw new ApiError('bad_request', 'That is not an email address.')
+      if (!is(Email, email)) throw new ApiError({ code: 'bad_request', message: 'That is not an email address.' })
       const role = roleOf(ctx.form.get('role'))
       if (role === 'owner' && ctx.user.role !== 'owner')
-        throw new ApiError('forbidden', 'Only an owner can add owners.')
+        throw new ApiError({ code: 'forbidden', message: 'Only an owner can add owners.' })
       return signinFor(
         deps,
         ctx,
@@ -109,7 +109,7 @@ export function teamPages(deps: DashboardDeps): Page[] {
     post('/dashboard/team/:id/role', async (ctx) => {
       const role = roleOf(ctx.form.get('role'))
       if (role === 'owner' && ctx.user.role !== 'owner')
-        throw new ApiError('forbidden', 'Only an owner can add owners.')
+        throw new ApiError({ code: 'forbidden', message: 'Only an owner can add owners.' })
       await managed(deps, ctx, ctx.params.id)
       await guarded(() => setMemberRole(sql, ctx.user.accountId, ctx.params.id, role, actorOf(ctx)))
       return see('/dashboard/team?done=role')

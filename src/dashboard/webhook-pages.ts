@@ -38,7 +38,7 @@ ${notice(ctx.url.searchParams.get('done'))}${banner}${addForm(v, values)}${endpo
 
 async function endpointOf(deps: DashboardDeps, ctx: PageCtx): Promise<Endpoint> {
   const found = await findEndpoint(deps.sql, ctx.user.accountId, ctx.params.id)
-  if (!found) throw new ApiError('not_found', 'There is no such endpoint in your account.')
+  if (!found) throw new ApiError({ code: 'not_found', message: 'There is no such endpoint in your account.' })
   return found
 }
 
@@ -74,7 +74,8 @@ async function add(deps: DashboardDeps, ctx: PageCtx) {
     description: values.description || undefined,
   }
   try {
-    if (values.events?.length === 0) throw new ApiError('invalid_request', 'pick at least one event type, or all')
+    if (values.events?.length === 0)
+      throw new ApiError({ code: 'invalid_request', message: 'pick at least one event type, or all' })
     const made = await addEndpoint(deps.sql, input, deps.config.STUDIO_WEBHOOKS_ALLOW_PRIVATE, actorOf(ctx))
     // Answered directly, not redirected: this response is the only place the secret is ever shown.
     const shown = shownOnce('new-secret', 'Endpoint added. Its signing secret:', made.secret)
@@ -98,7 +99,8 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
     handle: async (ctx) => handle(ctx, await endpointOf(deps, ctx)),
   })
   const enabled = (e: Endpoint, what: string) => {
-    if (e.disabledReason !== null) throw new ApiError('bad_request', `The endpoint is disabled: enable it to ${what}.`)
+    if (e.disabledReason !== null)
+      throw new ApiError({ code: 'bad_request', message: `The endpoint is disabled: enable it to ${what}.` })
   }
   // Refused in SQL after the endpoint was read: it may have been disabled or removed meanwhile, which is then said.
   const refused = async (ctx: PageCtx, what: string) => enabled(await endpointOf(deps, ctx), what)
@@ -115,7 +117,7 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
       enabled(e, 'send it a test event')
       if (!(await sendTest(sql, ctx.user.accountId, e.id, ctx.user.email, now()))) {
         await refused(ctx, 'send it a test event')
-        throw new ApiError('bad_request', 'The test event was not sent: try again.')
+        throw new ApiError({ code: 'bad_request', message: 'The test event was not sent: try again.' })
       }
       return done(e, 'webhook-test')
     }),
@@ -123,13 +125,16 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
       enabled(e, 'send it events')
       if (!(await resend(sql, e.id, ctx.form.get('event') ?? '', now()))) {
         await refused(ctx, 'send it events')
-        throw new ApiError('not_found', 'This endpoint was never sent that event, or it is older than 30 days.')
+        throw new ApiError({
+          code: 'not_found',
+          message: 'This endpoint was never sent that event, or it is older than 30 days.',
+        })
       }
       return done(e, 'webhook-resent')
     }),
     post('rotate', async (ctx, e) => {
       const rotated = await rotateSecret(sql, e.id, now(), actorOf(ctx))
-      if (!rotated) throw new ApiError('not_found', 'The endpoint is gone.')
+      if (!rotated) throw new ApiError({ code: 'not_found', message: 'The endpoint is gone.' })
       const until = `The old secret keeps signing until ${when(rotated.until)} UTC.`
       return endpointPage(deps, ctx, e, shownOnce('new-secret', 'Secret rotated.', rotated.secret, until))
     }),

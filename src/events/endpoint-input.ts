@@ -45,24 +45,26 @@ const Input = v.object({
 // wanting lead.created only (it is the one event a Slack message is made of).
 export async function checkEndpoint(input: EndpointInput, allowPrivate: boolean): Promise<CheckedEndpoint> {
   const parsed = v.safeParse(Input, input)
-  if (!parsed.success) throw new ApiError('invalid_request', parsed.issues[0].message)
+  if (!parsed.success) throw new ApiError({ code: 'invalid_request', message: parsed.issues[0].message })
   const url = new URL(parsed.output.url)
   const schemes = allowPrivate ? ['https:', 'http:'] : ['https:']
-  if (!schemes.includes(url.protocol)) throw new ApiError('invalid_request', `the URL must be ${schemes.join(' or ')}`)
-  if (url.username || url.password) throw new ApiError('invalid_request', 'the URL must not carry credentials')
+  if (!schemes.includes(url.protocol))
+    throw new ApiError({ code: 'invalid_request', message: `the URL must be ${schemes.join(' or ')}` })
+  if (url.username || url.password)
+    throw new ApiError({ code: 'invalid_request', message: 'the URL must not carry credentials' })
   if (!allowPrivate) {
     try {
       await assertPublicHost(url.hostname)
     } catch (e) {
       const reason = (e as { code?: string }).code === 'WEBHOOK_FORBIDDEN_ADDRESS' ? '' : 'cannot be resolved: '
-      throw new ApiError('invalid_request', `the URL's host ${reason}${(e as Error).message}`)
+      throw new ApiError({ code: 'invalid_request', message: `the URL's host ${reason}${(e as Error).message}` })
     }
   }
   const { accountId, kind, description } = parsed.output
   let events = parsed.output.events ? [...new Set(parsed.output.events)] : null
   if (kind === 'slack') {
     if (events && (events.length > 1 || events[0] !== 'lead.created'))
-      throw new ApiError('invalid_request', 'a slack endpoint receives lead.created only')
+      throw new ApiError({ code: 'invalid_request', message: 'a slack endpoint receives lead.created only' })
     events = ['lead.created']
   }
   return { accountId, url: url.href, kind, events, description: description ?? null }

@@ -24,10 +24,19 @@ interface KeyStep {
 }
 
 const rateLimited = (message: string, v: Verdict) =>
-  new ApiError('rate_limited', message, { limit: v.limit, retry_after: v.resetS }, { 'retry-after': String(v.resetS) })
+  new ApiError({
+    code: 'rate_limited',
+    message,
+    details: { limit: v.limit, retry_after: v.resetS },
+    headers: { 'retry-after': String(v.resetS) },
+  })
 
 const forbidden = (scope: Scope) =>
-  new ApiError('forbidden', `This key lacks the scope ${scope}, which this operation needs`, { required_scope: scope })
+  new ApiError({
+    code: 'forbidden',
+    message: `This key lacks the scope ${scope}, which this operation needs`,
+    details: { required_scope: scope },
+  })
 
 // The pipeline's key step: the key of the request (401 when missing or wrong), failed attempts limited per client
 // address, the scope the route needs (403), then the key's rate limit (the service's, or the key's own when lower),

@@ -56,15 +56,19 @@ export function admitOrigin(req: IncomingMessage, p: Principal, addresses?: Addr
   const origin = req.headers.origin
   if (origin !== undefined && !p.origins?.includes(origin)) {
     const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin
-    throw new ApiError('forbidden', `This key may not be used from web pages of ${shown}`, { origin: shown })
+    throw new ApiError({
+      code: 'forbidden',
+      message: `This key may not be used from web pages of ${shown}`,
+      details: { origin: shown },
+    })
   }
   if (!p.origins || !addresses) return
   const v = addresses.hit(`${p.prefix} ${clientAddress(req)}`)
   if (!v.ok)
-    throw new ApiError(
-      'rate_limited',
-      `More than ${v.limit} requests in 60 seconds with this key from this address`,
-      { limit: v.limit, retry_after: v.resetS },
-      { 'retry-after': String(v.resetS) }
-    )
+    throw new ApiError({
+      code: 'rate_limited',
+      message: `More than ${v.limit} requests in 60 seconds with this key from this address`,
+      details: { limit: v.limit, retry_after: v.resetS },
+      headers: { 'retry-after': String(v.resetS) },
+    })
 }

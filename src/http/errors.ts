@@ -38,16 +38,24 @@ export class ExpectedError implements Error {
 }
 Object.setPrototypeOf(ExpectedError.prototype, Error.prototype)
 
+export interface ApiErrorInit {
+  code: ErrorCode
+  message: string
+  details?: Record<string, unknown>
+  headers?: Record<string, string>
+}
+
 export class ApiError extends ExpectedError {
   readonly status: number
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: Record<string, unknown>,
-    readonly headers?: Record<string, string>
-  ) {
+  readonly code: ErrorCode
+  readonly details?: Record<string, unknown>
+  readonly headers?: Record<string, string>
+  constructor({ code, message, details, headers }: ApiErrorInit) {
     super(message)
+    this.code = code
     this.status = statusOf[code]
+    this.details = details
+    this.headers = headers
   }
 }
 
@@ -57,11 +65,11 @@ export interface Issue {
 }
 
 export const invalid = (issues: Issue[]) =>
-  new ApiError(
-    'invalid_request',
-    issues.length === 1 ? `${issues[0].path}: ${issues[0].message}` : `${issues.length} fields are invalid`,
-    { issues }
-  )
+  new ApiError({
+    code: 'invalid_request',
+    message: issues.length === 1 ? `${issues[0].path}: ${issues[0].message}` : `${issues.length} fields are invalid`,
+    details: { issues },
+  })
 
 // The headers HTTP requires or recommends with an error's status, added where every error becomes a response:
 // 401 a `WWW-Authenticate` challenge (RFC 6750 §3: no `error` when the request carried no bearer credentials,

@@ -30,8 +30,12 @@ export function hasBody(req: IncomingMessage) {
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const type = req.headers['content-type']
   if (!type || !JSON_TYPE.test(type)) {
-    throw new ApiError('unsupported_media_type', 'Content-Type must be application/json', {
-      received: clip(type ?? null),
+    throw new ApiError({
+      code: 'unsupported_media_type',
+      message: 'Content-Type must be application/json',
+      details: {
+        received: clip(type ?? null),
+      },
     })
   }
   const declared = Number(req.headers['content-length'] ?? 0)
@@ -41,14 +45,18 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   try {
     text = decoder.decode(bytes)
   } catch {
-    throw new ApiError('invalid_json', 'Request body is not valid UTF-8')
+    throw new ApiError({ code: 'invalid_json', message: 'Request body is not valid UTF-8' })
   }
-  if (text.trim() === '') throw new ApiError('invalid_json', 'Request body is empty; send a JSON object')
+  if (text.trim() === '')
+    throw new ApiError({ code: 'invalid_json', message: 'Request body is empty; send a JSON object' })
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (e) {
-    throw new ApiError('invalid_json', clip(`Request body is not valid JSON: ${(e as Error).message}`))
+    throw new ApiError({
+      code: 'invalid_json',
+      message: clip(`Request body is not valid JSON: ${(e as Error).message}`),
+    })
   }
   checkShape(text)
   return value
@@ -75,7 +83,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       else chunks.push(chunk)
     }
     const onEnd = () => done()
-    const onGone = () => done(new ApiError('bad_request', 'The request body ended before it was complete'))
+    const onGone = () =>
+      done(new ApiError({ code: 'bad_request', message: 'The request body ended before it was complete' }))
     req.on('data', onData).on('end', onEnd).on('error', onGone).on('close', onGone)
   })
 }
@@ -109,13 +118,17 @@ function checkShape(text: string) {
       const key: string = escaped ? JSON.parse(text.slice(start, i + 1)) : text.slice(start + 1, i)
       const seen = (keys[keys.length - 1] ??= new Set())
       if (seen.has(key))
-        throw new ApiError('invalid_json', clip(`Request body repeats the key ${JSON.stringify(key)} in one object`), {
-          key: clip(key),
+        throw new ApiError({
+          code: 'invalid_json',
+          message: clip(`Request body repeats the key ${JSON.stringify(key)} in one object`),
+          details: {
+            key: clip(key),
+          },
         })
       seen.add(key)
     } else if (c === 0x7b || c === 0x5b) {
       if (keys.push(null) > MAX_DEPTH)
-        throw new ApiError('invalid_json', `Request body nests deeper than ${MAX_DEPTH} levels`)
+        throw new ApiError({ code: 'invalid_json', message: `Request body nests deeper than ${MAX_DEPTH} levels` })
     } else if (c === 0x7d || c === 0x5d) keys.pop()
   }
 }
@@ -125,7 +138,12 @@ const clip = <T extends string | null>(s: T, max = 200): T =>
   (s !== null && s.length > max ? `${s.slice(0, max)}…` : s) as T
 
 const tooLarge = (limit: number) =>
-  new ApiError('payload_too_large', `Request body is larger than ${limit} bytes`, { limit }, { connection: 'close' })
+  new ApiError({
+    code: 'payload_too_large',
+    message: `Request body is larger than ${limit} bytes`,
+    details: { limit },
+    headers: { connection: 'close' },
+  })
 
 function issuesOf(issues: v.BaseIssue<unknown>[]): Issue[] {
   return issues.map((i) => {
@@ -168,7 +186,8 @@ export function paramsOf(schemas: Record<string, v.GenericSchema<string>>, param
   for (const name in params) {
     if (!schemas[name]) continue
     const result = v.safeParse(schemas[name], params[name])
-    if (!result.success) throw new ApiError('not_found', `There is no ${name} "${clip(params[name])}"`)
+    if (!result.success)
+      throw new ApiError({ code: 'not_found', message: `There is no ${name} "${clip(params[name])}"` })
     checked[name] = result.output
   }
   return checked

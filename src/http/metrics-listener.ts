@@ -17,14 +17,14 @@ export async function serveMetrics(metrics: Metrics, host: string, port: number,
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0]
     let error: ApiError | null = null
-    if (path !== '/metrics') error = new ApiError('not_found', 'Only /metrics is served here')
+    if (path !== '/metrics') error = new ApiError({ code: 'not_found', message: 'Only /metrics is served here' })
     else if (req.method !== 'GET' && req.method !== 'HEAD')
-      error = new ApiError(
-        'method_not_allowed',
-        `${req.method} is not allowed here; use GET, HEAD`,
-        { allow: ['GET', 'HEAD'] },
-        { allow: 'GET, HEAD' }
-      )
+      error = new ApiError({
+        code: 'method_not_allowed',
+        message: `${req.method} is not allowed here; use GET, HEAD`,
+        details: { allow: ['GET', 'HEAD'] },
+        headers: { allow: 'GET, HEAD' },
+      })
     if (error) return sendJson(res, error.status, errorBody(error), ['cache-control', 'no-store'], error.headers)
     const body = metrics.render()
     res.writeHead(200, {

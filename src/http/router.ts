@@ -61,6 +61,6 @@ function decoded(segment: string): string {
   try {
     return decodeURIComponent(segment)
   } catch {
-    throw new ApiError('bad_request', 'The path has a percent-escape that is not UTF-8')
+    throw new ApiError({ code: 'bad_request', message: 'The path has a percent-escape that is not UTF-8' })
   }
 }

@@ -100,11 +100,11 @@ function answerParserErrors(server: Server, log: Logger, responses: Responses) {
       return
     }
     const code = CLIENT_ERRORS[err.code ?? ''] ?? 'bad_request'
-    endRaw(socket, new ApiError(code, CLIENT_MESSAGES[code] ?? 'The request is not valid HTTP/1.1'))
+    endRaw(socket, new ApiError({ code, message: CLIENT_MESSAGES[code] ?? 'The request is not valid HTTP/1.1' }))
   })
   // Node would close a CONNECT (a proxy's method) without a word.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) =>
-    endRaw(socket, new ApiError('bad_request', 'CONNECT is not supported'))
+    endRaw(socket, new ApiError({ code: 'bad_request', message: 'CONNECT is not supported' }))
   )
 }
 
@@ -130,12 +130,19 @@ function toApiError(e: unknown, id: string, req: IncomingMessage, log: Logger): 
   if (e instanceof ApiError) return e
   if (isDatabaseDown(e)) {
     log.warn('database unavailable', { id, err: String((e as Error).message) })
-    return new ApiError('service_unavailable', 'The database is not reachable; try again shortly', undefined, {
-      'retry-after': '2',
+    return new ApiError({
+      code: 'service_unavailable',
+      message: 'The database is not reachable; try again shortly',
+      headers: {
+        'retry-after': '2',
+      },
     })
   }
   log.error('unhandled error', { id, method: req.method, path: req.url?.split('?')[0] }, e)
-  return new ApiError('internal_error', 'Something went wrong on our side; the request id identifies it in our logs')
+  return new ApiError({
+    code: 'internal_error',
+    message: 'Something went wrong on our side; the request id identifies it in our logs',
+  })
 }
 
 function serverOptions(config: Config) {
@@ -170,9 +177,13 @@ export function createHttpServer(deps: HttpServerDeps) {
   // The route for the request and its path parameters; null when the request is answered already (OPTIONS).
   function routeOf(req: IncomingMessage, path: string, res: ServerResponse, headers: string[]) {
     if (req.headers.host === undefined && req.httpVersionMinor === 1)
-      throw new ApiError('bad_request', 'An HTTP/1.1 request needs a Host header')
+      throw new ApiError({ code: 'bad_request', message: 'An HTTP/1.1 request needs a Host header' })
     const match = router.find(req.method ?? 'GET', path)
-    if (!match) throw new ApiError('not_found', `No route for ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`)
+    if (!match)
+      throw new ApiError({
+        code: 'not_found',
+        message: `No route for ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`,
+      })
     if (!('allow' in match)) return match
     const allow = match.allow.join(', ')
     if (req.method === 'OPTIONS') {
@@ -180,12 +191,12 @@ export function createHttpServer(deps: HttpServerDeps) {
       else res.writeHead(204, headers.concat('allow', allow)).end()
       return null
     }
-    throw new ApiError(
-      'method_not_allowed',
-      `${req.method} is not allowed here; use ${allow}`,
-      { allow: match.allow },
-      { allow }
-    )
+    throw new ApiError({
+      code: 'method_not_allowed',
+      message: `${req.method} is not allowed here; use ${allow}`,
+      details: { allow: match.allow },
+      headers: { allow },
+    })
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
@@ -233,7 +244,8 @@ export function createHttpServer(deps: HttpServerDeps) {
       if (r.body) {
         const json = await readJson(req, config.STUDIO_BODY_LIMIT)
         exchange.body = validate(r.body, json)
-      } else if (hasBody(req)) throw new ApiError('bad_request', 'This endpoint takes no request body')
+      } else if (hasBody(req))
+        throw new ApiError({ code: 'bad_request', message: 'This endpoint takes no request body' })
       const pending = r.handle(exchange)
       const reply = pending instanceof Promise ? await pending : pending
       if (res.headersSent) return

@@ -73,10 +73,10 @@ export async function insertLead(sql: Queries, owner: LeadOwner, lead: NewLead, 
       continue
     }
     if (!hash.equals(prior.request_sha256)) {
-      throw new ApiError(
-        'idempotency_key_reused',
-        `This Idempotency-Key was used with another request body in the last ${IDEMPOTENCY_HOURS} hours`
-      )
+      throw new ApiError({
+        code: 'idempotency_key_reused',
+        message: `This Idempotency-Key was used with another request body in the last ${IDEMPOTENCY_HOURS} hours`,
+      })
     }
     return stored(prior, true)
   }

@@ -66,11 +66,11 @@ export const anthropicStreamError = (e: ProtocolError): SseEvent => ({
 
 // The 400 for members one protocol cannot express in the other, naming them.
 export const untranslatable = (refused: string[], to: 'OpenAI' | 'Anthropic') =>
-  new ApiError(
-    'bad_request',
-    `${refused.length === 1 ? 'This member has' : 'These members have'} no ${to} equivalent: ${refused.join(', ')}`,
-    { refused }
-  )
+  new ApiError({
+    code: 'bad_request',
+    message: `${refused.length === 1 ? 'This member has' : 'These members have'} no ${to} equivalent: ${refused.join(', ')}`,
+    details: { refused },
+  })
 
 // An upstream's error event in the middle of a stream, in our terms.
 export const upstreamStreamFailure = (message: unknown): ProtocolError => ({

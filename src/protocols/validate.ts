@@ -9,5 +9,5 @@ export function parseRequest<S extends v.GenericSchema>(schema: S, body: unknown
   const issues = result.issues.map((i) => ({ path: v.getDotPath(i) ?? '(body)', message: i.message }))
   const message =
     issues.length === 1 ? `${issues[0].path}: ${issues[0].message}` : `${issues.length} members are invalid`
-  throw new ApiError('bad_request', message, { issues })
+  throw new ApiError({ code: 'bad_request', message, details: { issues } })
 }

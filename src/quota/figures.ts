@@ -20,12 +20,12 @@ export const quotaStatus = (limit: number | null, used: number, resetsAt: Date):
 const usedUp =
   (code: 'quota_exceeded' | 'key_quota_exceeded', what: string) =>
   (limit: number, used: number, resetsAt: Date, now: number) =>
-    new ApiError(
+    new ApiError({
       code,
-      `The monthly ${what} is used up; it resets at ${resetsAt.toISOString()}`,
-      { limit, used, resets_at: resetsAt.toISOString() },
-      { 'retry-after': String(Math.max(1, Math.ceil((resetsAt.getTime() - now) / 1000))) }
-    )
+      message: `The monthly ${what} is used up; it resets at ${resetsAt.toISOString()}`,
+      details: { limit, used, resets_at: resetsAt.toISOString() },
+      headers: { 'retry-after': String(Math.max(1, Math.ceil((resetsAt.getTime() - now) / 1000))) },
+    })
 
 export const quotaExceeded = usedUp('quota_exceeded', 'AI quota of this account')
 export const keyQuotaExceeded = usedUp('key_quota_exceeded', 'completions cap of this key')

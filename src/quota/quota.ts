@@ -73,8 +73,12 @@ export class Quota {
         return quotaExceeded(limit, used, monthOf(this.now()).end, this.now())
       },
       unavailable: () =>
-        new ApiError('service_unavailable', 'The quota could not be checked; try again', undefined, {
-          'retry-after': '2',
+        new ApiError({
+          code: 'service_unavailable',
+          message: 'The quota could not be checked; try again',
+          headers: {
+            'retry-after': '2',
+          },
         }),
       changed: (accountId) => {
         for (const fn of this.listeners) fn(accountId)

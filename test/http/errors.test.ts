@@ -5,13 +5,13 @@ import { ApiError } from '../../src/http/errors.js'
 // An error that is an outcome (a 401, a 429, an upstream's failure) is made without a stack trace; every other error
 // keeps its own, since an unhandled one is logged with it.
 t.test('an ApiError or an UpstreamFailure has no stack frames; the errors made after it do', async (t) => {
-  const refused = new ApiError('rate_limited', 'Slow down')
+  const refused = new ApiError({ code: 'rate_limited', message: 'Slow down' })
   t.equal(refused.status, 429)
   t.equal(refused.message, 'Slow down')
   t.ok(refused instanceof Error)
   t.equal(refused.name, 'Error')
   t.notMatch(refused.stack ?? '', /\n\s+at /, 'no frames captured')
-  const failed = new UpstreamFailure(new ApiError('upstream_error', 'Overloaded'), {
+  const failed = new UpstreamFailure(new ApiError({ code: 'upstream_error', message: 'Overloaded' }), {
     outcome: 'upstream_unavailable',
     attempts: 1,
   })
@@ -36,7 +36,7 @@ t.test('making one changes nothing process-wide: the stack trace limit is neithe
       touched++
     },
   })
-  const refused = new ApiError('unauthorized', 'No key')
+  const refused = new ApiError({ code: 'unauthorized', message: 'No key' })
   new UpstreamFailure(refused, { outcome: 'upstream_auth', attempts: 1 })
   t.equal(touched, 0)
   t.equal(String(refused), 'Error: No key', "Error's toString")

@@ -19,7 +19,7 @@ import { sdks, sseBody } from './sdks.js'
 
 // Our errors in each protocol's body: the SDKs raise their own typed errors with our code, whole and mid-stream.
 
-const error = (code: ErrorCode, message = `${code} happened`) => new ApiError(code, message)
+const error = (code: ErrorCode, message = `${code} happened`) => new ApiError({ code, message })
 
 const ask = {
   openai: (client: OpenAI) =>
@@ -152,8 +152,12 @@ t.test('error: a failure mid-stream is the protocol error event, which the SDK r
 })
 
 t.test('security: an error body says what our error says, and no more', async (t) => {
-  const e = new ApiError('bad_request', 'messages.0.content: Invalid type', {
-    issues: [{ path: 'messages.0.content', message: 'x' }],
+  const e = new ApiError({
+    code: 'bad_request',
+    message: 'messages.0.content: Invalid type',
+    details: {
+      issues: [{ path: 'messages.0.content', message: 'x' }],
+    },
   })
   t.same(openaiErrorBody(e), {
     error: {
