@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { leadMailRecipients } from '../accounts/lead-mail.js'
 import type { EventOf } from '../outbox/catalogue.js'
 import { envelope, eventId, fanned, recordEvent, wakeColumn, wanting } from '../outbox/event.js'
 import { leadMailsOfEvents, queueMails } from '../outbox/mail.js'
 import { type Sql, withTimeout } from '../storage/db.js'
 import { groupCommit } from '../storage/group-commit.js'
-import { randomBase64url } from '../storage/random-ids.js'
 import { recordset } from '../storage/recordset.js'
 import {
   insertLead,
@@ -128,7 +127,7 @@ const leadEvents = recordset<{ lead_id: string; id: string; body: string }>(
 // of the lead's createdAt, which PostgreSQL replaces with the time it stores (the statement's; to the millisecond,
 // as the API answers it). The token is random, so no lead's text can hold it.
 function leadsWithEvents(sql: Sql, leads: LeadToInsert[], mail: boolean, notify: boolean) {
-  const token = randomBase64url(12)
+  const token = randomBytes(12).toString('base64url')
   const evented = leads.filter((l) => !isSpam(l.lead))
   const events = evented.map((l) => ({ lead_id: l.id, id: eventId(), body: envelope(leadCreated(l, token), token) }))
   const recipients = leadMailRecipients(sql, sql`event.account_id`)
