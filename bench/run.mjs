@@ -260,8 +260,8 @@ const streamed = measureStream({
 })
 
 // ---- size
-// What every start loads: the entry, the CLI it imports once the compile cache is on, and the chunks they import
-// statically (the lazy ones, PGlite's and the dashboard's, are loaded by the first use instead).
+// What every start loads: the entry (with the CLI) and the chunks it imports statically (the lazy ones, PGlite's
+// and the dashboard's, are loaded by the first use instead).
 const js = readdirSync('dist').filter((f) => f.endsWith('.mjs'))
 const size = (f) => statSync(join('dist', f)).size
 const loaded = new Set(['studio.mjs'])

@@ -1,5 +1,4 @@
 import type { Config } from '../ops/config.js'
-import { flushCompileCache } from '../ops/compile-cache.js'
 import { createLogger } from '../ops/log.js'
 import { startService } from '../service.js'
 import type { Io } from './command.js'
@@ -26,7 +25,6 @@ export async function serve(config: Config, io: Io): Promise<number> {
   process.on('SIGTERM', (s) => onSignal(s))
   process.once('SIGINT', (s) => onSignal(s))
   const service = await startService(config, { log })
-  flushCompileCache()
   return new Promise((done) => {
     let stopping = false
     onSignal = (signal: string) => {
