@@ -63,7 +63,7 @@ export type EventData<T extends EventType> = v.InferOutput<(typeof EVENT_DATA)[T
 // paired with another type's data (key.rotated without its newPrefix).
 export type EventOf<T extends EventType = EventType> = { [K in T]: { type: K; data: EventData<K> } }[T]
 
-const titleOf = (type: string) => `${type.replace(/(^|\.)(\w)/g, (_, __, c: string) => c.toUpperCase())}Event`
+const titleOf = (type: string) => `${type.replace(/(^|[._])([a-z])/g, (_, __, c: string) => c.toUpperCase())}Event`
 
 // The Standard Webhooks envelope of one type: `{type, timestamp, data}`, the timestamp an RFC 3339 date-time.
 const envelope = <T extends EventType>(type: T) =>
