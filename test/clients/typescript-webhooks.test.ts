@@ -11,7 +11,7 @@ import {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from '../../clients/typescript/src/index.js'
-import { EVENT_TYPES, type EventType } from '../../src/outbox/catalogue.js'
+import type { EventType } from '../../src/outbox/catalogue.js'
 import { newSecret, signedHeaders } from '../../src/events/signature.js'
 import { webhookVectors } from '../support/webhook-vectors.js'
 
@@ -95,15 +95,6 @@ const sameTypes: Same<WebhookEventType, EventType> = true
 
 t.test('the returned event is typed by the OpenAPI document’s webhooks', async (t) => {
   void sameTypes // checked by the type-checker, not here
-  t.same([...EVENT_TYPES].sort(), [
-    'key.created',
-    'key.revoked',
-    'key.rotated',
-    'lead.created',
-    'quota.exhausted',
-    'quota.warning',
-    'webhook.test',
-  ])
   const [signed] = webhookVectors()
   const event: WebhookEvent = verifyWebhook(signed.body, signed.headers, signed.secret)
   if (event.type !== 'lead.created') throw new Error(event.type)
