@@ -1,6 +1,6 @@
 import type { Sql } from '../storage/db.js'
 import { ApiError } from '../http/errors.js'
-import { hashSecret, parseKey, prefixOf, secretMatches } from './keys.js'
+import { hashSecret, parseKey, prefixOf, secretMatches } from './key-format.js'
 import type { Logger } from '../ops/log.js'
 import { createKeyUsage } from './key-usage.js'
 import type { Scope } from './scopes.js'

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { isPrefix } from '../accounts/keys.js'
+import { isPrefix } from '../accounts/key-format.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import { type KeyLimits, LIMIT_MIN, parseLimit } from '../accounts/key-limits.js'
 import { parseScopes, SCOPES, type Scope, scopeList } from '../accounts/scopes.js'

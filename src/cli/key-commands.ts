@@ -1,4 +1,4 @@
-import { createKey, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
+import { createKey, listKeys, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
 import { setKeyLimits } from '../accounts/key-limits.js'
 import { narrowScopes } from '../accounts/scopes.js'
 import { Email, Plan, Role } from '../api/schemas.js'

@@ -1,4 +1,4 @@
-import type { CreatedKey } from '../accounts/accounts.js'
+import type { CreatedKey } from '../accounts/key-lifecycle.js'
 import type { Io } from './command.js'
 
 // What the commands print: a new key (alone on the last line), and tab-separated tables with a header line.

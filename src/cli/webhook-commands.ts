@@ -1,4 +1,4 @@
-import { accountOfUser } from '../accounts/accounts.js'
+import { accountOfUser } from '../accounts/key-lifecycle.js'
 import { Email } from '../api/schemas.js'
 import { kindLabel } from '../events/endpoint-input.js'
 import {

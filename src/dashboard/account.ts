@@ -1,4 +1,4 @@
-import { accountPlan } from '../accounts/accounts.js'
+import { accountPlan } from '../accounts/key-lifecycle.js'
 import { leadMailChoice, setLeadMailChoice } from '../accounts/lead-mail.js'
 import { passwordProblem } from '../accounts/passwords.js'
 import { endOtherSessions } from '../accounts/sessions.js'

@@ -1,4 +1,4 @@
-import type { KeyListing } from '../accounts/accounts.js'
+import type { KeyListing } from '../accounts/key-lifecycle.js'
 import { type KeyLimits, LIMIT_MIN, parseLimit, setKeyLimits } from '../accounts/key-limits.js'
 import { ApiError } from '../http/errors.js'
 import { html } from './html.js'

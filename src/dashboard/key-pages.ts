@@ -1,4 +1,4 @@
-import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../accounts/accounts.js'
+import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
 import { parseScopes, SCOPES, type Scope } from '../accounts/scopes.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import type { SessionUser } from '../accounts/sessions.js'

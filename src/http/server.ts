@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { LABEL } from '../accounts/keys.js'
+import { LABEL } from '../accounts/key-format.js'
 import type { KeyStore, Principal } from '../accounts/auth.js'
 import type { RateLimiter } from '../limits/limits.js'
 import type { Config } from '../ops/config.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { crc32 as zlibCrc32 } from 'node:zlib'
-import { checksumOf, crc32, generateKey, parseKey } from '../../src/accounts/keys.js'
+import { checksumOf, crc32, generateKey, parseKey } from '../../src/accounts/key-format.js'
 import { issueKey, startTestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js'
 

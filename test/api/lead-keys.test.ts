@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey, revokeKey, rotateKey } from '../../src/accounts/accounts.js'
+import { createKey, revokeKey, rotateKey } from '../../src/accounts/key-lifecycle.js'
 import { parseOrigins } from '../../src/accounts/origins.js'
 import { SCOPES } from '../../src/accounts/scopes.js'
 import { PREFLIGHT_MAX_AGE } from '../../src/http/cors.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { prefixOf } from '../../src/accounts/keys.js'
+import { prefixOf } from '../../src/accounts/key-format.js'
 import { cliOn } from '../support/cli.js'
 import { signInWithLink, signinLink } from '../support/dashboard-client.js'
 import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'

@@ -11,7 +11,7 @@ import {
 } from '../../src/events/endpoints.js'
 import { recordEvent } from '../../src/outbox/event.js'
 import { claimDue, prune } from '../../src/events/deliveries.js'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 
 const db = await openTestDatabase(t, await testDatabase(t))

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { claimDue, finishDelivered } from '../../src/events/deliveries.js'
 import { addEndpoint, listEndpoints } from '../../src/events/endpoints.js'
 import { recordEvent } from '../../src/outbox/event.js'

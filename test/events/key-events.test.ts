@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey, revokeKey, rotateKey } from '../../src/accounts/accounts.js'
+import { createKey, revokeKey, rotateKey } from '../../src/accounts/key-lifecycle.js'
 import { run } from '../../src/cli/cli.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { addEndpoint, disableEndpoint, enableEndpoint } from '../../src/events/endpoints.js'
 import { resend, sendTest } from '../../src/events/manual.js'
 import { recordEvent } from '../../src/outbox/event.js'

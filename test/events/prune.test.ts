@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { prune } from '../../src/events/deliveries.js'
 import { listDeliveryLog } from '../../src/events/delivery-log.js'
 import { addEndpoint } from '../../src/events/endpoints.js'

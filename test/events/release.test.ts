@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { claimDue, prune, releaseClaims } from '../../src/events/deliveries.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import { claimDueMails, pruneMail, releaseMailClaims } from '../../src/events/mail-deliveries.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import { WAKE_CHANNEL } from '../../src/outbox/event.js'
 import { eventually } from '../support/eventually.js'

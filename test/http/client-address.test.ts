@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { parseConfig } from '../../src/ops/config.js'
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import * as v from 'valibot'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { createKeyStore } from '../../src/accounts/auth.js'
 import { route } from '../../src/http/route.js'
 import { createHttpServer } from '../../src/http/server.js'

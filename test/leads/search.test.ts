@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { leadFilter, leadsPage } from '../../src/leads/search.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { parseConfig } from '../../src/ops/config.js'
 import { createLogger } from '../../src/ops/log.js'
 import { FLOOR, IDLE_MS, MAX_HELD } from '../../src/quota/ahead.js'

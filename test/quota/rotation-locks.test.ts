@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import postgres from 'postgres'
 import t from 'tap'
-import { rotateKey } from '../../src/accounts/accounts.js'
-import { prefixOf } from '../../src/accounts/keys.js'
+import { rotateKey } from '../../src/accounts/key-lifecycle.js'
+import { prefixOf } from '../../src/accounts/key-format.js'
 import { eventually } from '../support/eventually.js'
 import { startTestServer } from '../support/server.js'
 

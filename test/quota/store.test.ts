@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { postgresStore } from '../../src/quota/postgres-store.js'
 import type { QuotaStore } from '../../src/quota/store.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createKey } from '../../src/accounts/accounts.js'
+import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { parseConfig } from '../../src/ops/config.js'
 import { createLogger } from '../../src/ops/log.js'
 import { limitsByPlan } from '../../src/quota/plans.js'

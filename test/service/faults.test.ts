@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { generateKey } from '../../src/accounts/keys.js'
+import { generateKey } from '../../src/accounts/key-format.js'
 import { issueKey, startTestServer } from '../support/server.js'
 import { havePostgres, privatePostgres } from '../support/pg.js'
 import { eventually } from '../support/eventually.js'

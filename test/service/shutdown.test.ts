@@ -1,7 +1,7 @@
 import t from 'tap'
 import { parseConfig } from '../../src/ops/config.js'
 import { openDatabase, type Sql } from '../../src/storage/db.js'
-import { generateKey } from '../../src/accounts/keys.js'
+import { generateKey } from '../../src/accounts/key-format.js'
 import { testDatabase } from '../support/database.js'
 import { FROM_SOURCE, spawnServer } from '../support/processes.js'
 import { issueKey, issuedKeys } from '../support/server.js'

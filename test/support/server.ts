@@ -1,4 +1,4 @@
-import { createKey, type CreateKeyInput } from '../../src/accounts/accounts.js'
+import { createKey, type CreateKeyInput } from '../../src/accounts/key-lifecycle.js'
 import { type Config, parseConfig } from '../../src/ops/config.js'
 import { createLogger, type Logger } from '../../src/ops/log.js'
 import { type Service, type ServiceOptions, startService } from '../../src/service.js'
