@@ -3,6 +3,7 @@ import { healthzRoute, readyzRoute } from './api/health.js'
 import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
 import { openApiRoute } from './api/openapi.js'
+import { chatCompletionsRoute } from './completions/chat-completions.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
 import { EVENT_ENVELOPES } from './outbox/catalogue.js'
 import { type LeadsOptions, openLeads } from './leads/create.js'
@@ -29,6 +30,7 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
   const api: Route[] = [
     meRoute(db.sql, completions.quota, keys), // GET /api/v1/me
     completionsRoute(completions), // POST /api/v1/ai/completions
+    chatCompletionsRoute(completions), // POST /api/v1/chat/completions
     leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json

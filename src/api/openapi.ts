@@ -2,7 +2,7 @@ import { toJsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
 import { SCOPES } from '../accounts/scopes.js'
 import { type ErrorCode, statusOf } from '../http/errors.js'
-import { BASE, type ResponseDoc, type Route, route } from '../http/route.js'
+import { BASE, type ErrorFormat, type ResponseDoc, type Route, route } from '../http/route.js'
 import { ANY_ROUTE, answersOf } from '../http/uses.js'
 import { webhooksDoc } from './openapi-webhooks.js'
 
@@ -78,7 +78,7 @@ function errorSchema(codes: ErrorCode[]): Json {
   }
 }
 
-function errorResponse(status: number, codes: ErrorCode[]): Json {
+function errorResponse(status: number, codes: ErrorCode[], format?: ErrorFormat): Json {
   const headers: Json = { 'x-request-id': requestId }
   if (status === 429 || status === 503) headers['Retry-After'] = retryAfter
   // A 401 or a 403 is answered before the rate limit counts the request.
@@ -86,7 +86,7 @@ function errorResponse(status: number, codes: ErrorCode[]): Json {
   return {
     description: `${messages[status] ?? 'Error'}: ${codes.join(', ')}`,
     headers,
-    content: { 'application/json': { schema: errorSchema(codes) } },
+    content: { 'application/json': { schema: format ? format.schema(codes) : errorSchema(codes) } },
   }
 }
 
@@ -105,9 +105,14 @@ const shared = new Map(
 )
 const sharedResponses = () => Object.fromEntries([...shared].map(([s, r]) => [r.name, errorResponse(s, r.codes)]))
 
-function errorResponses(codes: ErrorCode[]): Record<string, Json> {
+// A route with its protocol's own error body (`format`) shares none of the common responses.
+function errorResponses(codes: ErrorCode[], format?: ErrorFormat): Record<string, Json> {
   const out: Record<string, Json> = {}
   for (const [status, group] of byStatus(codes)) {
+    if (format) {
+      out[status] = errorResponse(status, group, format)
+      continue
+    }
     const common = shared.get(status)
     const same = common && common.codes.length === group.length && group.every((c) => common.codes.includes(c))
     out[status] = same ? { $ref: `#/components/responses/${common.name}` } : errorResponse(status, group)
@@ -119,17 +124,19 @@ export type Ref = (s: v.GenericSchema) => Json
 
 // A stream of server-sent events: OpenAPI 3.1 has no schema for each event, so the body is a string and
 // `x-events` gives each event's data schema (the contract check in the tests reads it).
-function eventStream(events: NonNullable<ResponseDoc['events']>, ref: Ref): Json {
+function eventStream(events: NonNullable<ResponseDoc['events']>, ref: Ref, format?: ErrorFormat): Json {
   const data: Json = {}
   for (const [name, schema] of Object.entries(events.data)) data[name] = ref(schema)
-  data.error = errorSchema(events.errors)
-  return { schema: { type: 'string', description: events.description }, 'x-events': data }
+  data.error ??= format ? format.schema(events.errors) : errorSchema(events.errors)
+  const stream: Json = { schema: { type: 'string', description: events.description }, 'x-events': data }
+  if (events.terminator !== undefined) stream['x-terminator'] = events.terminator
+  return stream
 }
 
-function successResponse(doc: ResponseDoc, ref: Ref): Json {
+function successResponse(doc: ResponseDoc, ref: Ref, format?: ErrorFormat): Json {
   const content: Json = {}
   if (doc.schema) content['application/json'] = { schema: ref(doc.schema) }
-  if (doc.events) content['text/event-stream'] = eventStream(doc.events, ref)
+  if (doc.events) content['text/event-stream'] = eventStream(doc.events, ref, format)
   return {
     description: doc.description,
     headers: { 'x-request-id': requestId, ...rateHeaders, ...doc.headers },
@@ -139,8 +146,8 @@ function successResponse(doc: ResponseDoc, ref: Ref): Json {
 
 function operation(r: Route, ref: Ref): Json {
   const responses: Record<string, Json> = {}
-  for (const [status, doc] of Object.entries(r.responses ?? {})) responses[status] = successResponse(doc, ref)
-  Object.assign(responses, errorResponses(answersOf(r)))
+  for (const [status, doc] of Object.entries(r.responses ?? {})) responses[status] = successResponse(doc, ref, r.errors)
+  Object.assign(responses, errorResponses(answersOf(r), r.errors))
   const op: Json = { operationId: r.operationId, summary: r.summary }
   // OpenAPI 3.1 lets a non-OAuth scheme's requirement name the roles it needs: here the key's scope.
   op.security = r.uses.includes('key') ? [{ bearerAuth: r.scope ? [r.scope] : [] }] : []

@@ -80,6 +80,7 @@ export function anthropicAdapter(config: UpstreamConfig): Adapter {
       ? null
       : 'AI completions are not configured: set ANTHROPIC_API_KEY (or STUDIO_UPSTREAM=openai with OPENAI_BASE_URL)',
     requestIdHeader: 'request-id',
+    endpoint: { path, headers },
     request(call: CompletionCall) {
       const body: Body = { model: call.model, max_tokens: call.max_tokens, messages: call.messages }
       if (call.system !== undefined) body.system = call.system

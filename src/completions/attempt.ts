@@ -124,7 +124,7 @@ function judgeAnswer(adapter: Adapter, res: Answer, t: Try, opts: CallOptions): 
   const body = parseJson(res.text)
   if (ok) {
     try {
-      return { done: { completion: adapter.parse(body), requestId: t.requestId, attempts: t.attempt } }
+      return { done: { completion: adapter.parse(body), body, requestId: t.requestId, attempts: t.attempt } }
     } catch (e) {
       const message = `The upstream answered something we cannot read: ${(e as Error).message}`
       throw failure(t, 'upstream_garbage', new ApiError({ code: 'upstream_error', message }))

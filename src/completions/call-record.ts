@@ -16,13 +16,13 @@ interface Used {
 
 // How a call went: one row of the completions table (written in batches by record-writer.ts) and the upstream metrics.
 export function recordCompletion(c: CompletionContext, outcome: string, call: Call, used?: Used) {
-  const { principal, body } = c.x
+  const { principal } = c.x
   const last = c.tries.at(-1)
   c.deps.metrics?.upstream(outcome, (performance.now() - c.t0) / 1000)
   c.deps.recorder.record({
     account_id: principal.accountId,
     key_prefix: principal.prefix,
-    model_alias: body.model,
+    model_alias: c.alias,
     upstream_model: last?.model ?? c.upstreamModel,
     input_tokens: used?.usage.input_tokens ?? 0,
     output_tokens: used?.usage.output_tokens ?? 0,

@@ -9,7 +9,20 @@ import type { Streamed, UpstreamStream } from './stream.js'
 // What an upstream call is: the call, the adapter that puts it on the wire of one upstream protocol, the answer and
 // the failure, whatever the protocol.
 
-type Alias = 'primary' | 'fast'
+export type Alias = 'primary' | 'fast'
+
+// The upstream protocols, which are also the callers' (the OpenAI- and Anthropic-compatible routes).
+export type Protocol = 'openai' | 'anthropic'
+
+// Either kind of call, before an upstream's model is chosen for it.
+export type CallBody = Omit<CompletionCall, 'model'> | Omit<ProtocolCall, 'model'>
+
+// A call made in a caller's protocol: its body for each upstream protocol the call may reach (as the caller sent it
+// for its own, translated for the other), each sent with only `model` rewritten to the upstream's.
+export interface ProtocolCall {
+  model: string
+  bodies: Partial<Record<Protocol, Record<string, unknown>>>
+}
 
 export interface CompletionCall {
   model: string
@@ -49,6 +62,8 @@ export interface Adapter {
   models: Record<Alias, string>
   notConfigured: string | null
   requestIdHeader: string
+  // Where its calls go and with which headers (a ProtocolCall's body goes there as it is).
+  endpoint: { path: string; headers: Record<string, string> }
   request(call: CompletionCall): WireRequest
   parse(body: unknown): Completion
   // One event of a streamed answer, read into `into`: the text it adds ('' for none), or null for an event that is
@@ -61,6 +76,8 @@ export interface Adapter {
 export interface Attempted {
   // null for a streamed call: its stream carries the answer.
   completion: Completion | null
+  // The upstream's answer as it sent it (a whole answer's), for a caller in its own protocol.
+  body?: unknown
   requestId: string | null
   attempts: number
 }
@@ -123,6 +140,16 @@ export type UpstreamConfig = Pick<
 
 export const int = (n: unknown) =>
   typeof n === 'number' && Number.isInteger(n) && n >= 0 ? Math.min(n, 2 ** 31 - 1) : 0
+
+// What goes on the wire for a call: a ProtocolCall's body for the upstream's protocol with the upstream's model, or
+// the native call as the adapter writes it.
+export function wireOf(adapter: Adapter, call: CompletionCall | ProtocolCall): WireRequest {
+  if (!('bodies' in call)) return adapter.request(call)
+  const body = call.bodies[adapter.name as Protocol]
+  if (!body) throw new Error(`no ${adapter.name} body prepared for this call`)
+  const { path, headers } = adapter.endpoint
+  return { path, headers, body: JSON.stringify({ ...body, model: call.model }), model: call.model }
+}
 
 export function splitBase(url: string): { origin: string; prefix: string } {
   const u = new URL(url)

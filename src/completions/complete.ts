@@ -1,21 +1,39 @@
 import type { Exchange, Reply } from '../http/route.js'
 import type { CompletionRequest } from '../api/schemas.js'
-import type { Attempted, CompletionCall } from './call.js'
+import type { Alias, Attempted, CallBody } from './call.js'
 import type { CompletionsDeps } from './completions.js'
-import type { CompletionContext } from './context.js'
+import type { CallerProtocol, CompletionContext } from './context.js'
 import { recordCompletion, refusedOutcome } from './call-record.js'
 import { callFailed } from './call-failed.js'
 import { CallAbort } from './abort.js'
 import { streamCompletion } from './stream-complete.js'
 
+// What a route asks of the operation: the alias, the call (native, or in the caller's protocol), and for a caller
+// of the OpenAI- or Anthropic-compatible routes how its answers are written.
+export interface CompletionAsk {
+  alias: Alias
+  call: CallBody
+  stream: boolean
+  caller?: CallerProtocol
+}
+
+// POST /api/v1/ai/completions: the native body as the call.
+export function complete(deps: CompletionsDeps, x: Exchange<CompletionRequest>): Promise<Reply> {
+  const { messages, system, max_tokens, temperature, stream } = x.body
+  const call = stream
+    ? { messages, system, max_tokens, temperature, stream: true }
+    : { messages, system, max_tokens, temperature }
+  return completeCall(deps, x, { alias: x.body.model, call, stream: stream === true })
+}
+
 // One completion: its quota ticket, the upstream call with its deadline and retries, the record of how it went, and
 // the answer, released only once its quota unit is spent.
-export async function complete(deps: CompletionsDeps, x: Exchange<CompletionRequest>): Promise<Reply> {
-  const { principal, body, res } = x
+export async function completeCall(deps: CompletionsDeps, x: Exchange, ask: CompletionAsk): Promise<Reply> {
+  const { principal, res } = x
   const { upstreams } = deps
   const off = upstreams.notConfigured()
   if (off) throw off
-  const upstreamModel = upstreams.model(body.model)
+  const upstreamModel = upstreams.model(ask.alias)
   const abort = new CallAbort()
   const cancel = () => abort.cancel()
   const onClose = () => res.writableFinished || cancel()
@@ -33,10 +51,20 @@ export async function complete(deps: CompletionsDeps, x: Exchange<CompletionRequ
       backoff: deps.backoff,
       span: x.span,
     }
-    const c: CompletionContext = { deps, x, ticket, opts, tries: [], upstreamModel, t0: performance.now() }
-    const { messages, system, max_tokens, temperature } = body
-    if (body.stream) return await streamCompletion(c, { messages, system, max_tokens, temperature, stream: true })
-    return await answerWhole(c, { messages, system, max_tokens, temperature })
+    const { alias, caller } = ask
+    const c: CompletionContext = {
+      deps,
+      x,
+      alias,
+      caller,
+      ticket,
+      opts,
+      tries: [],
+      upstreamModel,
+      t0: performance.now(),
+    }
+    if (ask.stream) return await streamCompletion(c, ask.call)
+    return await answerWhole(c, ask.call)
   } finally {
     res.off('close', onClose)
     await ticket.giveBack()
@@ -44,10 +72,10 @@ export async function complete(deps: CompletionsDeps, x: Exchange<CompletionRequ
 }
 
 // The whole answer, once the upstream gave it and its unit is spent.
-async function answerWhole(c: CompletionContext, call: Omit<CompletionCall, 'model'>): Promise<Reply> {
+async function answerWhole(c: CompletionContext, call: CallBody): Promise<Reply> {
   let r: Attempted
   try {
-    r = await c.deps.upstreams.call(c.x.body.model, call, c.opts, c.tries)
+    r = await c.deps.upstreams.call(c.alias, call, c.opts, c.tries)
   } catch (e) {
     return await callFailed(c, e)
   }
@@ -63,5 +91,6 @@ async function answerWhole(c: CompletionContext, call: Omit<CompletionCall, 'mod
   }
   recordCompletion(c, 'ok', r, completion)
   const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - c.x.started).toFixed(1)}`
-  return { status: 200, body: completion, headers: { 'server-timing': timing } }
+  const body = c.caller ? c.caller.whole(c.tries.at(-1)!.upstream, r.body) : completion
+  return { status: 200, body, headers: { 'server-timing': timing } }
 }

@@ -1,7 +1,8 @@
+import type { ApiError } from '../http/errors.js'
 import type { Exchange } from '../http/route.js'
+import type { SseEvent } from '../protocols/sse-events.js'
 import type { QuotaTicket } from '../quota/ticket-pair.js'
-import type { CompletionRequest } from '../api/schemas.js'
-import type { CallOptions } from './call.js'
+import type { Alias, CallOptions } from './call.js'
 import type { CompletionsDeps } from './completions.js'
 import type { Try } from './fallback.js'
 
@@ -10,7 +11,11 @@ import type { Try } from './fallback.js'
 // per request; each step of the operation (complete.ts, stream-complete.ts, call-record.ts) is a function over it.
 export interface CompletionContext {
   deps: CompletionsDeps
-  x: Exchange<CompletionRequest>
+  x: Exchange
+  // The model alias the caller named.
+  alias: Alias
+  // How a caller of the OpenAI- or Anthropic-compatible routes is answered; absent for the native route.
+  caller?: CallerProtocol
   ticket: QuotaTicket
   opts: CallOptions
   tries: Try[]
@@ -18,4 +23,17 @@ export interface CompletionContext {
   upstreamModel: string
   // When the upstream call began (after the ticket's commit, when the call waited for it).
   t0: number
+}
+
+// One upstream event (its SSE name and data) → the events the caller reads, in the caller's protocol.
+export interface Relay {
+  push(type: string, data: string): SseEvent[]
+}
+
+// A caller's protocol: its whole answer from the upstream (by name) that gave it, a stream's relay for the upstream
+// an attempt goes to, and a failure after its stream began as the protocol's error event.
+export interface CallerProtocol {
+  whole(upstream: string, body: unknown): unknown
+  relay(upstream: string): Relay
+  errorEvent(e: ApiError): string
 }

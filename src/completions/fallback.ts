@@ -6,8 +6,11 @@ import { type Breaker, type BreakerState, createBreaker } from './breaker.js'
 import {
   type Adapter,
   type Attempted,
+  type CallBody,
   type CallOptions,
   type CompletionCall,
+  type Protocol,
+  type ProtocolCall,
   UpstreamFailure,
   type UpstreamConfig,
 } from './call.js'
@@ -32,9 +35,11 @@ export interface Upstreams {
   // The first upstream's model for an alias (a call's model until an upstream answers).
   model(alias: Alias): string
   notConfigured(): ApiError | null
+  // The protocols of the upstreams a call may reach, in fallback order.
+  protocols(): Protocol[]
   states(): Record<string, BreakerState>
   // `tries` gets every attempt, in order; the result's (or the failure's) attempts counts them all.
-  call(alias: Alias, call: Omit<CompletionCall, 'model'>, opts: CallOptions, tries: Try[]): Promise<Attempted>
+  call(alias: Alias, call: CallBody, opts: CallOptions, tries: Try[]): Promise<Attempted>
 }
 
 const FALL_OVER_STATUS = new Set([408, 429, 500, 502, 503, 504, 529])
@@ -85,7 +90,13 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
 
   // One upstream's part of a call, under an abort of its own (its deadline must not end the next upstream's part),
   // which the call's abort cancels.
-  async function callOne(u: Upstream, call: CompletionCall, opts: CallOptions, retries: boolean, tries: Try[]) {
+  async function callOne(
+    u: Upstream,
+    call: CompletionCall | ProtocolCall,
+    opts: CallOptions,
+    retries: boolean,
+    tries: Try[]
+  ) {
     const abort = new CallAbort()
     const cancel = () => abort.cancel()
     if (opts.abort.aborted) abort.cancel()
@@ -122,6 +133,7 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
   return {
     model: (alias) => list[0].adapter.models[alias],
     notConfigured: () => notConfigured(list[0].adapter),
+    protocols: () => [...new Set(list.map((u) => u.adapter.name as Protocol))],
     states: () => Object.fromEntries(list.map((u) => [u.adapter.name, u.breaker.state()])),
     async call(alias, base, opts, tries) {
       let failed: UpstreamFailure | null = null
@@ -130,7 +142,13 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
         if (!u.breaker.admit()) continue
         const last = !list.slice(i + 1).some((v) => v.breaker.state() === 'ok')
         try {
-          const r = await callOne(u, { ...base, model: u.adapter.models[alias] }, opts, last, tries)
+          const r = await callOne(
+            u,
+            { ...base, model: u.adapter.models[alias] } as CompletionCall | ProtocolCall,
+            opts,
+            last,
+            tries
+          )
           return { ...r, attempts: tries.length }
         } catch (e) {
           if (!(e instanceof UpstreamFailure)) throw e

@@ -60,6 +60,7 @@ export function openaiAdapter(config: UpstreamConfig): Adapter {
       ? null
       : 'AI completions are not configured: set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
     requestIdHeader: 'x-request-id',
+    endpoint: { path, headers },
     request(call: CompletionCall) {
       const messages =
         call.system !== undefined ? [{ role: 'system', content: call.system }, ...call.messages] : call.messages

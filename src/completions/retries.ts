@@ -1,6 +1,14 @@
 import { ApiError } from '../http/errors.js'
 import { attempt, clientGone, timedOut } from './attempt.js'
-import type { Adapter, Attempted, CallOptions, CompletionCall, WireRequest } from './call.js'
+import {
+  type Adapter,
+  type Attempted,
+  type CallOptions,
+  type CompletionCall,
+  type ProtocolCall,
+  type WireRequest,
+  wireOf,
+} from './call.js'
 
 const MAX_RETRIES = 2
 const RETRY_AFTER_CAP_S = 10
@@ -15,11 +23,15 @@ export const jitteredBackoff = (attempt: number, retryAfterS: number | null) => 
 // backoff honouring a capped retry-after; never past the deadline; aborted when the caller cancels `opts.abort`.
 // The caller's controller is the call's only one; the deadline's timer expires it and is cleared when the call ends
 // (AbortSignal.timeout would hold every request's signal for the whole timeout).
-export async function callUpstream(adapter: Adapter, call: CompletionCall, opts: CallOptions): Promise<Attempted> {
+export async function callUpstream(
+  adapter: Adapter,
+  call: CompletionCall | ProtocolCall,
+  opts: CallOptions
+): Promise<Attempted> {
   const abort = opts.abort
   const timer = setTimeout(() => abort.expire(), opts.timeoutMs)
   try {
-    return await attempts(adapter, adapter.request(call), opts, performance.now() + opts.timeoutMs)
+    return await attempts(adapter, wireOf(adapter, call), opts, performance.now() + opts.timeoutMs)
   } finally {
     clearTimeout(timer)
   }

@@ -59,6 +59,11 @@ export class SseReply {
     this.end(`event: error\ndata: ${errorJson}\n\n`)
   }
 
+  // Events already in the SSE text of the caller's protocol.
+  events(text: string) {
+    this.write(text)
+  }
+
   // The reply's end without a last event (its client is gone).
   stop() {
     if (this.timer !== null) this.clock.clearTimeout(this.timer)
@@ -73,7 +78,7 @@ export class SseReply {
     }
   }
 
-  private end(s: string) {
+  end(s: string) {
     this.stop()
     if (!this.res.destroyed) this.res.end(s)
   }

@@ -1,7 +1,7 @@
 import type { Reply } from '../http/route.js'
 import { ApiError } from '../http/errors.js'
 import { errorBody } from '../http/io.js'
-import type { Attempted, CompletionCall } from './call.js'
+import type { Attempted, CallBody } from './call.js'
 import type { CompletionContext } from './context.js'
 import { callFailed } from './call-failed.js'
 import { recordCompletion, refusedOutcome } from './call-record.js'
@@ -29,18 +29,22 @@ const asApiError = (e: unknown) =>
 // retries apply); then the 200 goes out once the quota unit is committed, each piece of text as it is parsed, and
 // `done` (the CompletionResponse) or `error` last. The unit is spent at the first delta (before it, a failure gives
 // it back); a client that goes away aborts the upstream call and the record says `client_closed`.
-export async function streamCompletion(c: CompletionContext, call: Omit<CompletionCall, 'model'>): Promise<Reply> {
+export async function streamCompletion(c: CompletionContext, call: CallBody): Promise<Reply> {
   const { deps, ticket, opts, x } = c
   const reply = new SseReply(x.res, deps.pingMs)
   let spending: Promise<void> | null = null
-  const upstream = new UpstreamStream(reply, () => {
-    spending = ticket.spend()
-    spending.catch(() => {})
-  })
+  const upstream = new UpstreamStream(
+    reply,
+    () => {
+      spending = ticket.spend()
+      spending.catch(() => {})
+    },
+    c.caller
+  )
   const t0 = performance.now()
   let r: Attempted
   try {
-    r = await deps.upstreams.call(x.body.model, call, { ...opts, stream: upstream }, c.tries)
+    r = await deps.upstreams.call(c.alias, call, { ...opts, stream: upstream }, c.tries)
   } catch (e) {
     return await callFailed(c, e)
   }
@@ -73,10 +77,16 @@ export async function streamCompletion(c: CompletionContext, call: Omit<Completi
       outcome: broken.outcome,
       upstream_request_id: r.requestId,
     })
-    reply.error(errorBody(broken.api))
+    if (c.caller) reply.end(c.caller.errorEvent(broken.api))
+    else reply.error(errorBody(broken.api))
     return { status: 200 }
   }
   recordCompletion(c, 'ok', r, streamed)
+  // A caller's protocol's stream has had its last event (the relay wrote it).
+  if (c.caller) {
+    reply.end('')
+    return { status: 200 }
+  }
   const { model, stop_reason, usage } = streamed
   reply.done(JSON.stringify({ model, content: upstream.content, stop_reason, usage }))
   return { status: 200 }

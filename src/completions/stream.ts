@@ -3,6 +3,8 @@ import { SseParser } from './sse.js'
 import type { SseReply } from './sse-reply.js'
 import type { Span } from '../ops/trace.js'
 import { answered } from './attempt-span.js'
+import { sseText } from '../protocols/sse-events.js'
+import type { CallerProtocol, Relay } from './context.js'
 
 // A streamed answer as far as it has come: the completion without its content (the deltas carry it), whether the
 // upstream sent any usage count, and whether its stream said it was over.
@@ -46,6 +48,8 @@ export class UpstreamStream {
   streamed = fresh()
   readonly ended: Promise<void>
   private adapter: Adapter | null = null
+  // The attempt's relay to a caller's protocol (null: the native events).
+  private relay: Relay | null = null
   // The attempt's span, when traced: ended with the stream.
   private span: Span | null = null
   private parser = new SseParser((type, data) => this.event(type, data))
@@ -54,7 +58,8 @@ export class UpstreamStream {
 
   constructor(
     private readonly out: SseReply,
-    private readonly onFirstDelta: () => void
+    private readonly onFirstDelta: () => void,
+    private readonly caller?: CallerProtocol
   ) {
     this.ended = new Promise((ok, fail) => {
       this.resolve = ok
@@ -67,6 +72,7 @@ export class UpstreamStream {
   // state and the error its stream sent, dropped here).
   begin(adapter: Adapter, span?: Span) {
     this.adapter = adapter
+    this.relay = this.caller?.relay(adapter.name) ?? null
     this.span = span ?? null
     this.failure = null
     this.parser = new SseParser((type, data) => this.event(type, data))
@@ -107,6 +113,7 @@ export class UpstreamStream {
     let text: string | null
     try {
       text = this.adapter!.readEvent(type, data, this.streamed)
+      if (this.relay) return this.relayed(type, data, text)
     } catch (e) {
       this.failure = e as Error
       return
@@ -117,5 +124,16 @@ export class UpstreamStream {
     this.content += text
     if (this.deltas++ === 0) this.onFirstDelta()
     this.out.delta(text)
+  }
+
+  // An event for a caller in its own protocol: the relay's events, the unit spent at the first it writes; a ping is
+  // passed on once the answer has begun.
+  private relayed(type: string, data: string, text: string | null) {
+    if (text === null && !this.started) return
+    if (text !== null) this.started = true
+    const events = this.relay!.push(type, data)
+    if (events.length === 0) return
+    if (this.deltas++ === 0) this.onFirstDelta()
+    this.out.events(sseText(events))
   }
 }

@@ -2,6 +2,7 @@ export const statusOf = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  model_not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,

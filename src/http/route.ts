@@ -3,7 +3,7 @@ import type * as v from 'valibot'
 import type { Principal } from '../accounts/auth.js'
 import type { Scope } from '../accounts/scopes.js'
 import type { Span } from '../ops/trace.js'
-import type { ErrorCode } from './errors.js'
+import type { ApiError, ErrorCode } from './errors.js'
 import type { Headers } from './io.js'
 import type { Use } from './uses.js'
 
@@ -35,13 +35,27 @@ export interface Reply {
   headers?: Headers
 }
 
+interface ErrorReply {
+  status: number
+  body: string
+  headers?: Record<string, string>
+}
+
+// A protocol's own error body: how an error is answered, and the JSON schema of the body for the codes a route
+// answers (its OpenAPI document's).
+export interface ErrorFormat {
+  reply(e: ApiError): ErrorReply
+  schema(codes: ErrorCode[]): Record<string, unknown>
+}
+
 export interface ResponseDoc {
   description: string
   schema?: v.GenericSchema
   headers?: Record<string, { description: string; schema: Record<string, unknown> }>
   // The server-sent events the response is made of instead, when the request asks for a stream (text/event-stream):
   // each event's name and the schema of its data; `error` events carry the Error body with one of `errors`.
-  events?: { description: string; data: Record<string, v.GenericSchema>; errors: ErrorCode[] }
+  // `terminator`: the data of a last event that is not JSON (OpenAI's `[DONE]`).
+  events?: { description: string; data: Record<string, v.GenericSchema>; errors: ErrorCode[]; terminator?: string }
 }
 
 // A route declares what it uses (`uses`, plus `body` and `headers` when it reads them); the error statuses it can
@@ -56,6 +70,9 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   scope?: Scope
   // A web page's own script may call it (CORS, cors.ts), with a key that names the page's origin.
   cors?: boolean
+  // The route's errors in its protocol's own body and status (the OpenAI- and Anthropic-compatible routes), in
+  // place of the Error body.
+  errors?: ErrorFormat
   body?: S
   // Schemas of its path parameters, by name (a `:name` without one is any string): a value its schema refuses names
   // nothing here, answered 404 `not_found` before the key step; documented as the path's parameters.

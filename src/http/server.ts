@@ -229,11 +229,12 @@ export function createHttpServer(deps: HttpServerDeps) {
       exchange.route = '/dashboard'
       return deps.pages.handle(req, res, id, headers)
     }
+    let r: Route | undefined
     try {
       const match = routeOf(req, path, res, headers)
       if (!match) return
       const { route: routed, params } = match
-      const r = routed.route
+      r = routed.route
       exchange.route = r.path
       exchange.params = r.params ? paramsOf(r.params, params) : params
       if (r.cors) corsHeaders(req, headers, deps.origins)
@@ -258,7 +259,10 @@ export function createHttpServer(deps: HttpServerDeps) {
       const error = toApiError(e, id, req, log)
       const authorization = authorizationOf(req)
       const twice = authorization === undefined && req.headers.authorization !== undefined
-      sendJson(res, error.status, errorBody(error), headers, protocolHeaders(error, authorization, twice))
+      const required = protocolHeaders(error, authorization, twice)
+      if (!r?.errors) return sendJson(res, error.status, errorBody(error), headers, required)
+      const own = r.errors.reply(error)
+      sendJson(res, own.status, own.body, headers, { ...required, ...own.headers })
     }
   }
 

@@ -54,7 +54,7 @@ function problemsWith(r: Recorded, op: Json): string[] {
   const media = type && response.content[type]
   if (!media) return [`content type ${type} is not one of ${Object.keys(response.content).join(', ')}`]
   if (!r.complete || r.method === 'HEAD') return []
-  if (type === 'text/event-stream') return eventProblems(r.body, media['x-events'] ?? {})
+  if (type === 'text/event-stream') return eventProblems(r.body, media['x-events'] ?? {}, media['x-terminator'])
   let body: unknown
   try {
     body = JSON.parse(r.body)
@@ -64,8 +64,9 @@ function problemsWith(r: Recorded, op: Json): string[] {
   return conforms(body, media.schema, doc)
 }
 
-// A stream of server-sent events: each event one the document's `x-events` names, its data valid against its schema.
-function eventProblems(body: string, events: Json): string[] {
+// A stream of server-sent events: each event one the document's `x-events` names, its data valid against its schema
+// (but for a last event whose data is the document's `x-terminator`, OpenAI's `[DONE]`).
+function eventProblems(body: string, events: Json, terminator?: string): string[] {
   const problems: string[] = []
   for (const block of body.split('\n\n')) {
     const lines = block.split('\n').filter((l) => l && !l.startsWith(':'))
@@ -75,6 +76,7 @@ function eventProblems(body: string, events: Json): string[] {
       .filter((l) => l.startsWith('data: '))
       .map((l) => l.slice(6))
       .join('\n')
+    if (terminator !== undefined && data === terminator) continue
     if (!events[name]) problems.push(`event ${name} is not one of ${Object.keys(events).join(', ')}`)
     else {
       try {

@@ -155,6 +155,119 @@ class CompletionRequest(_CompletionRequestRequired, total=False):
 
 
 @dataclass(frozen=True)
+class Function:
+    name: str
+    arguments: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Function:
+        return cls(
+            name=data["name"],
+            arguments=data["arguments"],
+        )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    type: Literal["function"]
+    function: Function
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(
+            id=data["id"],
+            type=data["type"],
+            function=Function.from_json(data["function"]),
+        )
+
+
+@dataclass(frozen=True)
+class ChoiceMessage:
+    role: Literal["assistant"]
+    content: str | None
+    tool_calls: list[ToolCall] | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChoiceMessage:
+        return cls(
+            role=data["role"],
+            content=data["content"],
+            tool_calls=[ToolCall.from_json(x) for x in data.get("tool_calls")],
+        )
+
+
+@dataclass(frozen=True)
+class Choice:
+    index: float
+    message: ChoiceMessage
+    finish_reason: str | None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Choice:
+        return cls(
+            index=data["index"],
+            message=ChoiceMessage.from_json(data["message"]),
+            finish_reason=data["finish_reason"],
+        )
+
+
+@dataclass(frozen=True)
+class ChatCompletionUsage:
+    prompt_tokens: float
+    completion_tokens: float
+    total_tokens: float
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChatCompletionUsage:
+        return cls(
+            prompt_tokens=data["prompt_tokens"],
+            completion_tokens=data["completion_tokens"],
+            total_tokens=data["total_tokens"],
+        )
+
+
+@dataclass(frozen=True)
+class ChatCompletion:
+    id: str
+    object: Literal["chat.completion"]
+    model: str
+    """The model alias the request named."""
+    choices: list[Choice]
+    created: float | None = None
+    usage: ChatCompletionUsage | None = None
+    _request_id: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> ChatCompletion:
+        return cls(
+            id=data["id"],
+            object=data["object"],
+            model=data["model"],
+            choices=[Choice.from_json(x) for x in data["choices"]],
+            created=data.get("created"),
+            usage=None if data.get("usage") is None else ChatCompletionUsage.from_json(data.get("usage")),
+            _request_id=request_id,
+        )
+
+
+class ChatCompletionRequestMessage(TypedDict):
+    role: str
+
+
+class _ChatCompletionRequestRequired(TypedDict):
+    model: str
+    """A model alias: `primary`, `fast` or one the operator configured."""
+    messages: list[ChatCompletionRequestMessage]
+
+
+class ChatCompletionRequest(_ChatCompletionRequestRequired, total=False):
+    """OpenAI's chat-completions request, as the official SDKs send it."""
+
+    stream: bool | None
+
+
+@dataclass(frozen=True)
 class LeadCreated:
     id: str
     """Identifier of the new lead."""

@@ -1,0 +1,63 @@
+import * as v from 'valibot'
+
+// The bodies of the OpenAI-compatible route as the OpenAPI document describes them: the members every request and
+// answer has, any other allowed (an upstream of the same protocol gets, and gives, its own). The route checks a
+// request in full against the protocol's schema (protocols/openai-schema.ts), which a 400 names the members of.
+
+export const ChatCompletionRequest = v.pipe(
+  v.looseObject({
+    model: v.pipe(v.string(), v.description('A model alias: `primary`, `fast` or one the operator configured.')),
+    messages: v.array(v.looseObject({ role: v.string() })),
+    stream: v.nullish(v.boolean()),
+  }),
+  v.title('ChatCompletionRequest'),
+  v.description("OpenAI's chat-completions request, as the official SDKs send it.")
+)
+
+const Usage = v.looseObject({
+  prompt_tokens: v.number(),
+  completion_tokens: v.number(),
+  total_tokens: v.number(),
+})
+
+const ToolCall = v.looseObject({
+  id: v.string(),
+  type: v.literal('function'),
+  function: v.looseObject({ name: v.string(), arguments: v.string() }),
+})
+
+export const ChatCompletion = v.pipe(
+  v.looseObject({
+    id: v.string(),
+    object: v.literal('chat.completion'),
+    // A same-protocol upstream's own answer may lack it.
+    created: v.optional(v.number()),
+    model: v.pipe(v.string(), v.description('The model alias the request named.')),
+    choices: v.array(
+      v.looseObject({
+        index: v.number(),
+        message: v.looseObject({
+          role: v.literal('assistant'),
+          content: v.nullable(v.string()),
+          tool_calls: v.optional(v.array(ToolCall)),
+        }),
+        finish_reason: v.nullable(v.string()),
+      })
+    ),
+    usage: v.optional(Usage),
+  }),
+  v.title('ChatCompletion')
+)
+
+export const ChatCompletionChunk = v.pipe(
+  v.looseObject({
+    id: v.string(),
+    object: v.literal('chat.completion.chunk'),
+    model: v.string(),
+    choices: v.array(
+      v.looseObject({ index: v.number(), delta: v.looseObject({}), finish_reason: v.nullish(v.string()) })
+    ),
+    usage: v.nullish(Usage),
+  }),
+  v.title('ChatCompletionChunk')
+)

@@ -1,0 +1,63 @@
+import type { ApiError } from '../http/errors.js'
+import type { ChatRequest } from '../protocols/openai-schema.js'
+import { openaiStreamError, untranslatable } from '../protocols/errors.js'
+import { OpenAIStreamFromAnthropic } from '../protocols/openai-stream.js'
+import type { Json } from '../protocols/refused.js'
+import { sseText } from '../protocols/sse-events.js'
+import { anthropicMessageOf, anthropicRequestOf } from '../protocols/to-anthropic.js'
+import { openaiCompletionOf } from '../protocols/to-openai.js'
+import type { Protocol, ProtocolCall } from './call.js'
+import type { CallerProtocol, Relay } from './context.js'
+
+// A caller of the OpenAI- or Anthropic-compatible routes: its body for each upstream protocol its call may reach,
+// and its answers, whole and streamed, whichever upstream gave them. The same protocol passes through with only
+// `model` changed (the upstream's on the way in, the caller's alias on the way out); the other is translated
+// (src/protocols/). A member the other protocol cannot express is refused before any upstream call, when an
+// upstream of that protocol is in the fallback list: the call may reach it.
+
+// An OpenAI stream's usage comes only when asked for, and the record needs it: always asked of the upstream, and
+// passed on only when the caller asked.
+function openaiUpstreamBody(request: ChatRequest): Json {
+  if (!request.stream) return request
+  return { ...request, stream_options: { ...request.stream_options, include_usage: true } }
+}
+
+export function openaiBodies(request: ChatRequest, upstreams: Protocol[]): ProtocolCall['bodies'] {
+  const bodies: ProtocolCall['bodies'] = {}
+  if (upstreams.includes('openai')) bodies.openai = openaiUpstreamBody(request)
+  if (upstreams.includes('anthropic')) {
+    const { body, refused } = anthropicRequestOf(request)
+    if (refused.length > 0) throw untranslatable(refused, 'Anthropic')
+    bodies.anthropic = body
+  }
+  return bodies
+}
+
+// An OpenAI-compatible upstream's chunks to an OpenAI caller: the alias for the model, and the usage (which the
+// upstream was asked for) only when the caller asked for it too.
+function openaiPassThrough(model: string, includeUsage: boolean): Relay {
+  return {
+    push(_type, data) {
+      if (data === '[DONE]') return [{ data }]
+      const chunk = JSON.parse(data) as Json
+      if (!includeUsage && 'usage' in chunk) {
+        if (Array.isArray(chunk.choices) && chunk.choices.length === 0) return []
+        delete chunk.usage
+      }
+      return [{ data: JSON.stringify({ ...chunk, model }) }]
+    },
+  }
+}
+
+export function openaiCaller(model: string, request: ChatRequest): CallerProtocol {
+  const includeUsage = request.stream_options?.include_usage === true
+  return {
+    whole: (upstream, body) =>
+      upstream === 'openai' ? { ...(body as Json), model } : openaiCompletionOf(body as Json, { model }),
+    relay: (upstream) =>
+      upstream === 'openai'
+        ? openaiPassThrough(model, includeUsage)
+        : new OpenAIStreamFromAnthropic({ includeUsage, created: Math.floor(Date.now() / 1000), model }),
+    errorEvent: (e: ApiError) => sseText([openaiStreamError(e)]),
+  }
+}

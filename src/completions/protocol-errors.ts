@@ -1,0 +1,30 @@
+import type { ApiError, ErrorCode } from '../http/errors.js'
+import type { ErrorFormat } from '../http/route.js'
+import { openaiErrorBody } from '../protocols/errors.js'
+
+// A refused quota is a 429 that waiting does not cure: both SDKs retry a 429 unless told not to.
+const noRetry = (e: ApiError) =>
+  e.code === 'quota_exceeded' || e.code === 'key_quota_exceeded' ? { 'x-should-retry': 'false' } : undefined
+
+const code = (codes: ErrorCode[]) => ({ type: 'string', enum: codes, description: 'Our error code.' })
+
+// The errors of the OpenAI-compatible routes, in OpenAI's body.
+export const openaiErrors: ErrorFormat = {
+  reply: (e) => ({ status: e.status, body: JSON.stringify(openaiErrorBody(e)), headers: noRetry(e) }),
+  schema: (codes) => ({
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['message', 'type', 'code'],
+        properties: {
+          message: { type: 'string' },
+          type: { type: 'string', description: "OpenAI's error type (`invalid_request_error`, …)." },
+          param: { type: ['string', 'null'], description: 'The member the error is about, when there is one.' },
+          code: code(codes),
+        },
+      },
+    },
+  }),
+}

@@ -1,0 +1,286 @@
+import t from 'tap'
+import OpenAI from 'openai'
+import {
+  anthropicMessage,
+  anthropicStream,
+  fakeUpstream,
+  json,
+  openaiCompletion,
+  openaiStream,
+  sse,
+} from '../support/fake-upstream.js'
+import { testDatabase } from '../support/database.js'
+import { eventually } from '../support/eventually.js'
+import { startTestServer, type TestServer } from '../support/server.js'
+import type { Teardown } from '../support/teardown.js'
+
+// POST /api/v1/chat/completions driven by the official `openai` SDK, against fake upstreams of both protocols: the
+// same protocol passed through, the other translated, whole and streamed, and the errors as the SDK raises them.
+
+const dbEnv = await testDatabase(t)
+const hello: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Say hello' }]
+
+async function serve(t: Teardown, upstream: string, env: Record<string, string> = {}) {
+  const anthropic = await fakeUpstream(t, json(200, anthropicMessage({ content: [{ type: 'text', text: 'Hello' }] })))
+  const openai = await fakeUpstream(t, json(200, openaiCompletion()))
+  const s = await startTestServer(
+    t,
+    {
+      STUDIO_UPSTREAM: upstream,
+      ANTHROPIC_API_KEY: 'sk-test',
+      ANTHROPIC_BASE_URL: anthropic.url,
+      OPENAI_BASE_URL: `${openai.url}/v1`,
+      ...env,
+    },
+    { dbEnv, backoff: () => 1 }
+  )
+  return { s, anthropic, openai }
+}
+
+const client = (s: TestServer, apiKey: string, maxRetries = 0) =>
+  new OpenAI({ baseURL: `${s.url}/api/v1`, apiKey, maxRetries })
+
+const used = async (s: TestServer, key: string) =>
+  ((await (await s.fetch('/api/v1/me', { key })).json()) as any).quota.used
+
+const event = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+// An Anthropic stream of two tool calls, each one's JSON arguments split mid-token.
+function twoToolCalls() {
+  const message = { id: 'msg_2', type: 'message', role: 'assistant', content: [], model: 'claude-x' }
+  let s = event('message_start', { message: { ...message, usage: { input_tokens: 9, output_tokens: 1 } } })
+  const calls = [
+    ['toolu_a', 'weather', ['{"ci', 'ty": "Pa', 'ris"}']],
+    ['toolu_b', 'time', ['{"zo', 'ne": "CET"}']],
+  ] as const
+  calls.forEach(([id, name, parts], index) => {
+    s += event('content_block_start', { index, content_block: { type: 'tool_use', id, name, input: {} } })
+    for (const partial_json of parts)
+      s += event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } })
+    s += event('content_block_stop', { index })
+  })
+  s += event('message_delta', { delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 20 } })
+  return s + event('message_stop', {})
+}
+
+t.test('happy', async (t) => {
+  t.test(
+    'a whole answer from an OpenAI-compatible upstream passes through, the model as the caller named it',
+    async (t) => {
+      const { s, openai } = await serve(t, 'openai')
+      const key = await s.key()
+      const answer = await client(s, key).chat.completions.create({ model: 'fast', messages: hello, max_tokens: 50 })
+      t.equal(answer.choices[0].message.content, 'Hi there')
+      t.equal(answer.model, 'fast')
+      t.equal(answer.usage?.prompt_tokens, 20)
+      t.equal(openai.seen[0].body.model, 'gpt-4.1-mini')
+      t.same(openai.seen[0].body.messages, hello)
+      await eventually(async () => t.equal(await used(s, key), 1))
+    }
+  )
+
+  t.test('a whole answer from an Anthropic upstream is translated, usage and cached tokens included', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    const answer = await client(s, await s.key()).chat.completions.create({ model: 'primary', messages: hello })
+    t.equal(answer.choices[0].message.content, 'Hello')
+    t.equal(answer.choices[0].finish_reason, 'stop')
+    t.equal(answer.model, 'primary')
+    t.equal(answer.usage?.prompt_tokens, 15)
+    t.equal(answer.usage?.prompt_tokens_details?.cached_tokens, 3)
+    t.equal(anthropic.seen[0].body.model, 'claude-sonnet-4-5')
+    t.same(anthropic.seen[0].body.messages, [{ role: 'user', content: [{ type: 'text', text: 'Say hello' }] }])
+  })
+
+  t.test('a streamed answer from each upstream, with the usage chunk asked for', async (t) => {
+    for (const [upstream, body, text, prompt] of [
+      ['openai', openaiStream(['Hi', ' there']), 'Hi there', 20],
+      ['anthropic', anthropicStream(['Hello', ', world']), 'Hello, world', 15],
+    ] as const) {
+      const { s, openai, anthropic } = await serve(t, upstream)
+      ;(upstream === 'openai' ? openai : anthropic).next(sse(body))
+      const key = await s.key()
+      const stream = await client(s, key).chat.completions.create({
+        model: 'fast',
+        messages: hello,
+        stream: true,
+        stream_options: { include_usage: true },
+      })
+      let content = ''
+      let usage: OpenAI.CompletionUsage | null | undefined
+      for await (const chunk of stream) {
+        content += chunk.choices[0]?.delta.content ?? ''
+        if (chunk.usage) usage = chunk.usage
+        t.equal(chunk.model, 'fast')
+      }
+      t.equal(content, text, upstream)
+      t.equal(usage?.prompt_tokens, prompt, upstream)
+      await eventually(async () => t.equal(await used(s, key), 1))
+    }
+  })
+
+  t.test('a stream without include_usage gets no usage chunk, though the upstream was asked for one', async (t) => {
+    const { s, openai } = await serve(t, 'openai')
+    openai.next(sse(openaiStream(['Hi'])))
+    const stream = await client(s, await s.key()).chat.completions.create({
+      model: 'fast',
+      messages: hello,
+      stream: true,
+    })
+    const chunks: OpenAI.ChatCompletionChunk[] = []
+    for await (const chunk of stream) chunks.push(chunk)
+    t.notOk(chunks.some((c) => c.usage))
+    t.same(openai.seen[0].body.stream_options, { include_usage: true })
+  })
+
+  t.test('a tool call to an Anthropic upstream, its result sent back, and the final answer', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
+    ]
+    anthropic.next(
+      json(
+        200,
+        anthropicMessage({
+          content: [{ type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Paris' } }],
+          stop_reason: 'tool_use',
+        })
+      ),
+      json(200, anthropicMessage({ content: [{ type: 'text', text: 'Sunny in Paris' }] }))
+    )
+    const openai = client(s, await s.key())
+    const first = await openai.chat.completions.create({ model: 'primary', messages: hello, tools })
+    const call = first.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall
+    t.equal(first.choices[0].finish_reason, 'tool_calls')
+    t.same(JSON.parse(call.function.arguments), { city: 'Paris' })
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      ...hello,
+      first.choices[0].message,
+      { role: 'tool', tool_call_id: call.id, content: '22°C, sunny' },
+    ]
+    const second = await openai.chat.completions.create({ model: 'primary', messages, tools })
+    t.equal(second.choices[0].message.content, 'Sunny in Paris')
+    const sent = anthropic.seen[1].body
+    t.same(sent.messages[2], {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '22°C, sunny' }],
+    })
+    t.same(sent.tools[0].name, 'weather')
+  })
+
+  t.test('two parallel tool calls streamed from an Anthropic upstream', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    anthropic.next(sse(twoToolCalls(), { sizes: [5, 11, 3] }))
+    const stream = client(s, await s.key()).chat.completions.stream({ model: 'fast', messages: hello, stream: true })
+    const done = await stream.finalChatCompletion()
+    const calls = done.choices[0].message.tool_calls as OpenAI.ChatCompletionMessageFunctionToolCall[]
+    t.same(
+      calls.map((c) => [c.id, c.function.name, JSON.parse(c.function.arguments)]),
+      [
+        ['toolu_a', 'weather', { city: 'Paris' }],
+        ['toolu_b', 'time', { zone: 'CET' }],
+      ]
+    )
+    t.equal(done.choices[0].finish_reason, 'tool_calls')
+  })
+})
+
+t.test('fallback from an overloaded Anthropic upstream to an OpenAI-compatible one, whole and streamed', async (t) => {
+  const { s, anthropic, openai } = await serve(t, 'anthropic,openai')
+  const overloaded = json(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })
+  anthropic.next(overloaded, overloaded)
+  openai.next(json(200, openaiCompletion()), sse(openaiStream(['Hi', ' again'])))
+  const key = await s.key()
+  const sdk = client(s, key)
+  const whole = await sdk.chat.completions.create({ model: 'fast', messages: hello, top_p: 0.5 })
+  t.equal(whole.choices[0].message.content, 'Hi there')
+  t.equal(whole.model, 'fast')
+  const stream = await sdk.chat.completions.create({ model: 'fast', messages: hello, stream: true })
+  let content = ''
+  for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? ''
+  t.equal(content, 'Hi again')
+  t.same(
+    openai.seen.map((r) => [r.body.model, r.body.top_p]),
+    [
+      ['gpt-4.1-mini', 0.5],
+      ['gpt-4.1-mini', undefined],
+    ]
+  )
+  t.equal(anthropic.seen[0].body.top_p, 0.5)
+  await eventually(async () => t.equal(await used(s, key), 2))
+})
+
+t.test('errors', async (t) => {
+  t.test('a member Anthropic cannot express is refused, before any upstream call', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    const key = await s.key()
+    const e = await client(s, key)
+      .chat.completions.create({ model: 'fast', messages: hello, logprobs: true })
+      .catch((e) => e)
+    t.ok(e instanceof OpenAI.BadRequestError)
+    t.equal(e.param, 'logprobs')
+    t.match(e.message, /logprobs/)
+    t.equal(anthropic.seen.length, 0)
+    t.equal(await used(s, key), 0)
+  })
+
+  t.test('an alias nobody configured is 404 model_not_found', async (t) => {
+    const { s } = await serve(t, 'openai')
+    const e = await client(s, await s.key())
+      .chat.completions.create({ model: 'gpt-5', messages: hello })
+      .catch((e) => e)
+    t.ok(e instanceof OpenAI.NotFoundError)
+    t.equal(e.code, 'model_not_found')
+  })
+
+  t.test('the quota spent is a 429 the SDK does not retry', async (t) => {
+    const { s, openai } = await serve(t, 'openai', { STUDIO_QUOTA_FREE: '1' })
+    const sdk = client(s, await s.key(), 2)
+    await sdk.chat.completions.create({ model: 'fast', messages: hello })
+    const e = await sdk.chat.completions.create({ model: 'fast', messages: hello }).catch((e) => e)
+    t.ok(e instanceof OpenAI.RateLimitError)
+    t.equal(e.type, 'insufficient_quota')
+    t.equal(e.error.code, 'quota_exceeded')
+    t.equal(openai.seen.length, 1)
+  })
+
+  t.test('a stream that fails midway ends with the error the SDK raises', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    const broken = anthropicStream(['Hello']).split('event: message_delta')[0]
+    anthropic.next(sse(`${broken}${event('error', { error: { type: 'invalid_request_error', message: 'boom' } })}`))
+    const stream = await client(s, await s.key()).chat.completions.create({
+      model: 'fast',
+      messages: hello,
+      stream: true,
+    })
+    const e = await (async () => {
+      for await (const _ of stream);
+    })().catch((e) => e)
+    t.ok(e instanceof OpenAI.APIError)
+    t.match(e.message, /boom/)
+  })
+})
+
+t.test('security', async (t) => {
+  t.test('no key, or a wrong one, is the SDK AuthenticationError', async (t) => {
+    const { s, openai } = await serve(t, 'openai')
+    const e = await client(s, 'sk_wrong')
+      .chat.completions.create({ model: 'fast', messages: hello })
+      .catch((e) => e)
+    t.ok(e instanceof OpenAI.AuthenticationError)
+    t.equal(e.error.code, 'unauthorized')
+    t.equal(openai.seen.length, 0)
+  })
+
+  t.test('a key without completions:write is PermissionDenied', async (t) => {
+    const { s } = await serve(t, 'openai')
+    const key = await s.key({ email: 'leads@example.com', scopes: ['leads:write'] } as any)
+    const e = await client(s, key)
+      .chat.completions.create({ model: 'fast', messages: hello })
+      .catch((e) => e)
+    t.ok(e instanceof OpenAI.PermissionDeniedError)
+  })
+})
