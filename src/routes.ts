@@ -5,6 +5,7 @@ import { meRoute } from './api/me.js'
 import { openApiRoute } from './api/openapi.js'
 import { chatCompletionsRoute } from './completions/chat-completions.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
+import { modelsRoute } from './completions/models.js'
 import { EVENT_ENVELOPES } from './outbox/catalogue.js'
 import { type LeadsOptions, openLeads } from './leads/create.js'
 import type { Route } from './http/route.js'
@@ -31,6 +32,7 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
     meRoute(db.sql, completions.quota, keys), // GET /api/v1/me
     completionsRoute(completions), // POST /api/v1/ai/completions
     chatCompletionsRoute(completions), // POST /api/v1/chat/completions
+    modelsRoute(completions), // GET /api/v1/models
     leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json

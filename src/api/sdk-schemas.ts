@@ -61,3 +61,27 @@ export const ChatCompletionChunk = v.pipe(
   }),
   v.title('ChatCompletionChunk')
 )
+
+const OpenAIModelList = v.pipe(
+  v.looseObject({
+    object: v.literal('list'),
+    data: v.array(
+      v.looseObject({ id: v.string(), object: v.literal('model'), created: v.number(), owned_by: v.string() })
+    ),
+  }),
+  v.title('OpenAIModelList')
+)
+
+const AnthropicModelList = v.pipe(
+  v.looseObject({
+    data: v.array(
+      v.looseObject({ type: v.literal('model'), id: v.string(), display_name: v.string(), created_at: v.string() })
+    ),
+    has_more: v.boolean(),
+    first_id: v.nullable(v.string()),
+    last_id: v.nullable(v.string()),
+  }),
+  v.title('AnthropicModelList')
+)
+
+export const ModelList = v.union([OpenAIModelList, AnthropicModelList])

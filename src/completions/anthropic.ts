@@ -1,4 +1,4 @@
-import { type Adapter, type CompletionCall, int, splitBase, type UpstreamConfig, type Usage } from './call.js'
+import { type Adapter, type CompletionCall, int, modelsOf, splitBase, type UpstreamConfig, type Usage } from './call.js'
 import { type Streamed, UpstreamStreamError } from './stream.js'
 
 const ANTHROPIC_VERSION = '2023-06-01'
@@ -72,10 +72,7 @@ export function anthropicAdapter(config: UpstreamConfig): Adapter {
   return {
     name: 'anthropic',
     origin,
-    models: {
-      primary: config.STUDIO_MODEL_PRIMARY ?? 'claude-sonnet-4-5',
-      fast: config.STUDIO_MODEL_FAST ?? 'claude-haiku-4-5',
-    },
+    models: modelsOf(config, 'anthropic', 'claude-sonnet-4-5', 'claude-haiku-4-5'),
     notConfigured: config.ANTHROPIC_API_KEY
       ? null
       : 'AI completions are not configured: set ANTHROPIC_API_KEY (or STUDIO_UPSTREAM=openai with OPENAI_BASE_URL)',

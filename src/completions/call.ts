@@ -9,7 +9,8 @@ import type { Streamed, UpstreamStream } from './stream.js'
 // What an upstream call is: the call, the adapter that puts it on the wire of one upstream protocol, the answer and
 // the failure, whatever the protocol.
 
-export type Alias = 'primary' | 'fast'
+// `primary`, `fast`, or one of STUDIO_MODEL_ALIASES.
+export type Alias = string
 
 // The upstream protocols, which are also the callers' (the OpenAI- and Anthropic-compatible routes).
 export type Protocol = 'openai' | 'anthropic'
@@ -136,6 +137,7 @@ export type UpstreamConfig = Pick<
   | 'OPENAI_API_KEY'
   | 'STUDIO_MODEL_PRIMARY'
   | 'STUDIO_MODEL_FAST'
+  | 'STUDIO_MODEL_ALIASES'
 >
 
 export const int = (n: unknown) =>
@@ -149,6 +151,17 @@ export function wireOf(adapter: Adapter, call: CompletionCall | ProtocolCall): W
   if (!body) throw new Error(`no ${adapter.name} body prepared for this call`)
   const { path, headers } = adapter.endpoint
   return { path, headers, body: JSON.stringify({ ...body, model: call.model }), model: call.model }
+}
+
+// An adapter's models: `primary` and `fast`, and its model for each alias the operator named.
+export function modelsOf(config: UpstreamConfig, name: Protocol, primary: string, fast: string) {
+  const models: Record<Alias, string> = {
+    primary: config.STUDIO_MODEL_PRIMARY ?? primary,
+    fast: config.STUDIO_MODEL_FAST ?? fast,
+  }
+  for (const [alias, byUpstream] of Object.entries(config.STUDIO_MODEL_ALIASES ?? {}))
+    if (byUpstream[name] !== undefined) models[alias] = byUpstream[name]
+  return models
 }
 
 export function splitBase(url: string): { origin: string; prefix: string } {

@@ -35,6 +35,8 @@ export interface Upstreams {
   // The first upstream's model for an alias (a call's model until an upstream answers).
   model(alias: Alias): string
   notConfigured(): ApiError | null
+  // The model aliases a call may name: `primary`, `fast` and the operator's.
+  aliases(): Alias[]
   // The protocols of the upstreams a call may reach, in fallback order.
   protocols(): Protocol[]
   states(): Record<string, BreakerState>
@@ -133,6 +135,7 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
   return {
     model: (alias) => list[0].adapter.models[alias],
     notConfigured: () => notConfigured(list[0].adapter),
+    aliases: () => Object.keys(list[0].adapter.models),
     protocols: () => [...new Set(list.map((u) => u.adapter.name as Protocol))],
     states: () => Object.fromEntries(list.map((u) => [u.adapter.name, u.breaker.state()])),
     async call(alias, base, opts, tries) {

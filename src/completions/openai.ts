@@ -1,4 +1,4 @@
-import { type Adapter, type CompletionCall, int, splitBase, type UpstreamConfig, type Usage } from './call.js'
+import { type Adapter, type CompletionCall, int, modelsOf, splitBase, type UpstreamConfig, type Usage } from './call.js'
 import { type Streamed, UpstreamStreamError } from './stream.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: an upstream JSON body, checked field by field
@@ -55,7 +55,7 @@ export function openaiAdapter(config: UpstreamConfig): Adapter {
   return {
     name: 'openai',
     origin,
-    models: { primary: config.STUDIO_MODEL_PRIMARY ?? 'gpt-4.1', fast: config.STUDIO_MODEL_FAST ?? 'gpt-4.1-mini' },
+    models: modelsOf(config, 'openai', 'gpt-4.1', 'gpt-4.1-mini'),
     notConfigured: config.OPENAI_BASE_URL
       ? null
       : 'AI completions are not configured: set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',

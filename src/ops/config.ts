@@ -4,6 +4,7 @@ import { missingUpstream, upstreamList } from './upstream-list.js'
 import { otlpHeaders } from './otlp-headers.js'
 import { backupConflict, backupInterval, backupKeep } from './backup-settings.js'
 import { trustedProxies } from './trusted-proxies.js'
+import { aliasWithoutModel, modelAliases } from './model-aliases.js'
 
 const int = (min: number, max: number) =>
   v.pipe(
@@ -147,6 +148,12 @@ export const settings = {
   OPENAI_API_KEY: { schema: text, doc: 'bearer key for the openai adapter (optional for local servers)' },
   STUDIO_MODEL_PRIMARY: { schema: text, doc: 'upstream model for alias primary (default per adapter)' },
   STUDIO_MODEL_FAST: { schema: text, doc: 'upstream model for alias fast (default per adapter)' },
+  STUDIO_MODEL_ALIASES: {
+    schema: modelAliases,
+    doc:
+      'more model aliases for the OpenAI- and Anthropic-compatible routes, each with its model on each upstream: ' +
+      '`coder=anthropic:claude-sonnet-4-5,openai:gpt-4.1;mini=openai:gpt-4.1-mini`',
+  },
   STUDIO_UPSTREAM_TIMEOUT_MS: {
     schema: int(1, 3_600_000),
     default: '120000',
@@ -255,7 +262,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('STUDIO_MAIL_FROM', 'must be set when STUDIO_SMTP_URL is (the sender of every mail)')
   if (config.STUDIO_MAIL_FROM && !config.STUDIO_SMTP_URL)
     throw new ConfigError('STUDIO_SMTP_URL', 'must be set when STUDIO_MAIL_FROM is (the server mail is sent through)')
-  const missing = missingUpstream(config) ?? backupConflict(config)
+  const missing = missingUpstream(config) ?? aliasWithoutModel(config) ?? backupConflict(config)
   if (missing) throw new ConfigError(...missing)
   return config
 }

@@ -133,6 +133,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the model aliases (OpenAI- or Anthropic-compatible) */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /** The methods this path allows (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content; `Allow` lists the methods */
+                204: {
+                    headers: {
+                        /** @description The methods of this path. */
+                        Allow?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                400: components["responses"]["BadRequest"];
+                404: components["responses"]["NotFound"];
+                405: components["responses"]["MethodNotAllowed"];
+                408: components["responses"]["RequestTimeout"];
+                413: components["responses"]["PayloadTooLarge"];
+                431: components["responses"]["HeaderTooLarge"];
+                500: components["responses"]["InternalError"];
+            };
+        };
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/leads": {
         parameters: {
             query?: never;
@@ -1674,6 +1718,388 @@ export interface operations {
                              * @enum {string}
                              */
                             code: "upstream_timeout";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any value: the answer is in Anthropic's list shape. */
+                "anthropic-version"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The aliases, in OpenAI's list shape or Anthropic's */
+            200: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            id: string;
+                            /** @constant */
+                            object: "model";
+                            created: number;
+                            owned_by: string;
+                        }[];
+                    } | {
+                        data: {
+                            /** @constant */
+                            type: "model";
+                            id: string;
+                            display_name: string;
+                            created_at: string;
+                        }[];
+                        has_more: boolean;
+                        first_id: string | null;
+                        last_id: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: bad_request */
+            400: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "bad_request";
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Not found: not_found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description Method not allowed: method_not_allowed */
+            405: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                        };
+                    };
+                };
+            };
+            /** @description Request timeout: request_timeout */
+            408: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "request_timeout";
+                        };
+                    };
+                };
+            };
+            /** @description Request too large: payload_too_large */
+            413: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input: invalid_request */
+            422: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
+                        };
+                    };
+                };
+            };
+            /** @description Request headers too large: header_too_large */
+            431: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "header_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error: internal_error */
+            500: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "service_unavailable";
                         };
                     };
                 };
