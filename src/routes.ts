@@ -5,6 +5,7 @@ import { meRoute } from './api/me.js'
 import { openApiRoute } from './api/openapi.js'
 import { chatCompletionsRoute } from './completions/chat-completions.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
+import { messagesRoute } from './completions/messages.js'
 import { modelsRoute } from './completions/models.js'
 import { EVENT_ENVELOPES } from './outbox/catalogue.js'
 import { type LeadsOptions, openLeads } from './leads/create.js'
@@ -33,6 +34,7 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
     completionsRoute(completions), // POST /api/v1/ai/completions
     chatCompletionsRoute(completions), // POST /api/v1/chat/completions
     modelsRoute(completions), // GET /api/v1/models
+    messagesRoute(completions), // POST /api/v1/messages
     leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json

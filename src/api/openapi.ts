@@ -28,6 +28,7 @@ const messages: Record<number, string> = {
   502: 'Bad upstream answer',
   503: 'Service unavailable',
   504: 'Upstream timeout',
+  529: 'Every upstream is overloaded or unavailable',
 }
 
 const retryAfter = { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } }
@@ -90,9 +91,9 @@ function errorResponse(status: number, codes: ErrorCode[], format?: ErrorFormat)
   }
 }
 
-const byStatus = (codes: ErrorCode[]) => {
+const byStatus = (codes: ErrorCode[], status = (code: ErrorCode): number => statusOf[code]) => {
   const grouped = new Map<number, ErrorCode[]>()
-  for (const code of codes) grouped.set(statusOf[code], [...(grouped.get(statusOf[code]) ?? []), code])
+  for (const code of codes) grouped.set(status(code), [...(grouped.get(status(code)) ?? []), code])
   return [...grouped].sort((a, b) => a[0] - b[0])
 }
 
@@ -108,7 +109,7 @@ const sharedResponses = () => Object.fromEntries([...shared].map(([s, r]) => [r.
 // A route with its protocol's own error body (`format`) shares none of the common responses.
 function errorResponses(codes: ErrorCode[], format?: ErrorFormat): Record<string, Json> {
   const out: Record<string, Json> = {}
-  for (const [status, group] of byStatus(codes)) {
+  for (const [status, group] of byStatus(codes, format?.status)) {
     if (format) {
       out[status] = errorResponse(status, group, format)
       continue

@@ -85,3 +85,29 @@ const AnthropicModelList = v.pipe(
 )
 
 export const ModelList = v.union([OpenAIModelList, AnthropicModelList])
+
+export const AnthropicMessagesRequest = v.pipe(
+  v.looseObject({
+    model: v.pipe(v.string(), v.description('A model alias: `primary`, `fast` or one the operator configured.')),
+    max_tokens: v.number(),
+    messages: v.array(v.looseObject({ role: v.string() })),
+    stream: v.optional(v.boolean()),
+  }),
+  v.title('AnthropicMessagesRequest'),
+  v.description("Anthropic's Messages request, as the official SDKs send it.")
+)
+
+export const AnthropicMessage = v.pipe(
+  v.looseObject({
+    id: v.string(),
+    type: v.literal('message'),
+    role: v.literal('assistant'),
+    model: v.pipe(v.string(), v.description('The model alias the request named.')),
+    content: v.array(v.looseObject({ type: v.string() })),
+    stop_reason: v.nullable(v.string()),
+    usage: v.looseObject({ input_tokens: v.number(), output_tokens: v.number() }),
+  }),
+  v.title('AnthropicMessage')
+)
+
+export const AnthropicStreamEvent = v.pipe(v.looseObject({ type: v.string() }), v.title('AnthropicStreamEvent'))

@@ -1,11 +1,13 @@
 import type { ApiError } from '../http/errors.js'
 import type { ChatRequest } from '../protocols/openai-schema.js'
-import { openaiStreamError, untranslatable } from '../protocols/errors.js'
+import type { MessagesRequest } from '../protocols/anthropic-schema.js'
+import { AnthropicStreamFromOpenAI } from '../protocols/anthropic-stream.js'
+import { anthropicStreamError, openaiStreamError, untranslatable } from '../protocols/errors.js'
 import { OpenAIStreamFromAnthropic } from '../protocols/openai-stream.js'
 import type { Json } from '../protocols/refused.js'
-import { sseText } from '../protocols/sse-events.js'
+import { type SseEvent, sseText } from '../protocols/sse-events.js'
 import { anthropicMessageOf, anthropicRequestOf } from '../protocols/to-anthropic.js'
-import { openaiCompletionOf } from '../protocols/to-openai.js'
+import { openaiCompletionOf, openaiRequestOf } from '../protocols/to-openai.js'
 import type { Protocol, ProtocolCall } from './call.js'
 import type { CallerProtocol, Relay } from './context.js'
 
@@ -33,6 +35,17 @@ export function openaiBodies(request: ChatRequest, upstreams: Protocol[]): Proto
   return bodies
 }
 
+export function anthropicBodies(request: MessagesRequest, upstreams: Protocol[]): ProtocolCall['bodies'] {
+  const bodies: ProtocolCall['bodies'] = {}
+  if (upstreams.includes('anthropic')) bodies.anthropic = request
+  if (upstreams.includes('openai')) {
+    const { body, refused } = openaiRequestOf(request)
+    if (refused.length > 0) throw untranslatable(refused, 'OpenAI')
+    bodies.openai = body
+  }
+  return bodies
+}
+
 // An OpenAI-compatible upstream's chunks to an OpenAI caller: the alias for the model, and the usage (which the
 // upstream was asked for) only when the caller asked for it too.
 function openaiPassThrough(model: string, includeUsage: boolean): Relay {
@@ -49,6 +62,31 @@ function openaiPassThrough(model: string, includeUsage: boolean): Relay {
   }
 }
 
+// An Anthropic upstream's events to an Anthropic caller: each as it came, the alias in message_start's model.
+function anthropicPassThrough(model: string): Relay {
+  return {
+    push(type, data) {
+      if (type !== 'message_start') return [{ event: type, data }]
+      const e = JSON.parse(data) as Json
+      return [{ event: type, data: JSON.stringify({ ...e, message: { ...e.message, model } }) }]
+    },
+  }
+}
+
+// The Anthropic events translated from an OpenAI stream, with the ping Anthropic sends after message_start.
+function anthropicFromOpenAI(model: string): Relay {
+  const translator = new AnthropicStreamFromOpenAI({ model })
+  let pinged = false
+  return {
+    push(type, data) {
+      const events: SseEvent[] = translator.push(type, data)
+      if (pinged || events.length === 0) return events
+      pinged = true
+      return [events[0], { event: 'ping', data: '{"type":"ping"}' }, ...events.slice(1)]
+    },
+  }
+}
+
 export function openaiCaller(model: string, request: ChatRequest): CallerProtocol {
   const includeUsage = request.stream_options?.include_usage === true
   return {
@@ -59,5 +97,14 @@ export function openaiCaller(model: string, request: ChatRequest): CallerProtoco
         ? openaiPassThrough(model, includeUsage)
         : new OpenAIStreamFromAnthropic({ includeUsage, created: Math.floor(Date.now() / 1000), model }),
     errorEvent: (e: ApiError) => sseText([openaiStreamError(e)]),
+  }
+}
+
+export function anthropicCaller(model: string): CallerProtocol {
+  return {
+    whole: (upstream, body) =>
+      upstream === 'anthropic' ? { ...(body as Json), model } : anthropicMessageOf(body as Json, { model }),
+    relay: (upstream) => (upstream === 'anthropic' ? anthropicPassThrough(model) : anthropicFromOpenAI(model)),
+    errorEvent: (e: ApiError) => sseText([anthropicStreamError(e)]),
   }
 }

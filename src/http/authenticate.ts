@@ -21,6 +21,14 @@ export interface AuthenticateDeps {
 interface KeyStep {
   scope?: Scope
   cors?: boolean
+  apiKeyHeader?: boolean
+}
+
+// The key of a route that takes `x-api-key` too, when the request has no Authorization header, as a Bearer one.
+function apiKeyOf(req: IncomingMessage, route: KeyStep): string | undefined {
+  if (!route.apiKeyHeader || req.headers.authorization !== undefined) return undefined
+  const key = req.headers['x-api-key']
+  return typeof key === 'string' ? `Bearer ${key}` : undefined
 }
 
 const rateLimited = (message: string, v: Verdict) =>
@@ -90,7 +98,7 @@ export function createAuthenticator(deps: AuthenticateDeps) {
     headers: string[],
     route: KeyStep
   ): Principal | Promise<Principal> {
-    const authorization = authorizationOf(req)
+    const authorization = authorizationOf(req) ?? apiKeyOf(req, route)
     // A key this process has already verified is served whatever the failed-auth window of the address says: the
     // block stops guessing, and clients sharing the address (behind a proxy, a NAT) are not locked out by one of
     // them. So the window is read only for keys not known here (with a shared limiter, one round trip saved).

@@ -44,6 +44,8 @@ interface ErrorReply {
 // A protocol's own error body: how an error is answered, and the JSON schema of the body for the codes a route
 // answers (its OpenAPI document's).
 export interface ErrorFormat {
+  // The status an error code is answered with (the protocol may use its own, as Anthropic's 529).
+  status(code: ErrorCode): number
   reply(e: ApiError): ErrorReply
   schema(codes: ErrorCode[]): Record<string, unknown>
 }
@@ -70,6 +72,8 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   scope?: Scope
   // A web page's own script may call it (CORS, cors.ts), with a key that names the page's origin.
   cors?: boolean
+  // The key may come in `x-api-key` as well as in Authorization (the Anthropic SDKs' header).
+  apiKeyHeader?: boolean
   // The route's errors in its protocol's own body and status (the OpenAI- and Anthropic-compatible routes), in
   // place of the Error body.
   errors?: ErrorFormat

@@ -177,6 +177,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a message (Anthropic-compatible), whole or streamed */
+        post: operations["createMessage"];
+        delete?: never;
+        /** The methods this path allows (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content; `Allow` lists the methods */
+                204: {
+                    headers: {
+                        /** @description The methods of this path. */
+                        Allow?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                400: components["responses"]["BadRequest"];
+                404: components["responses"]["NotFound"];
+                405: components["responses"]["MethodNotAllowed"];
+                408: components["responses"]["RequestTimeout"];
+                413: components["responses"]["PayloadTooLarge"];
+                431: components["responses"]["HeaderTooLarge"];
+                500: components["responses"]["InternalError"];
+            };
+        };
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/leads": {
         parameters: {
             query?: never;
@@ -506,6 +550,41 @@ export interface components {
                 role: string;
             }[];
             stream?: boolean | null;
+        };
+        /** AnthropicMessage */
+        AnthropicMessage: {
+            id: string;
+            /** @constant */
+            type: "message";
+            /** @constant */
+            role: "assistant";
+            /** @description The model alias the request named. */
+            model: string;
+            content: {
+                type: string;
+            }[];
+            stop_reason: string | null;
+            usage: {
+                input_tokens: number;
+                output_tokens: number;
+            };
+        };
+        /** AnthropicStreamEvent */
+        AnthropicStreamEvent: {
+            type: string;
+        };
+        /**
+         * AnthropicMessagesRequest
+         * @description Anthropic's Messages request, as the official SDKs send it.
+         */
+        AnthropicMessagesRequest: {
+            /** @description A model alias: `primary`, `fast` or one the operator configured. */
+            model: string;
+            max_tokens: number;
+            messages: {
+                role: string;
+            }[];
+            stream?: boolean;
         };
         /** LeadCreated */
         LeadCreated: {
@@ -2100,6 +2179,481 @@ export interface operations {
                              * @enum {string}
                              */
                             code: "service_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnthropicMessagesRequest"];
+            };
+        };
+        responses: {
+            /** @description The message, or with `stream: true` its events */
+            200: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicMessage"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad request: bad_request */
+            400: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "bad_request";
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Not found: not_found, model_not_found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "not_found" | "model_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description Method not allowed: method_not_allowed */
+            405: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                        };
+                    };
+                };
+            };
+            /** @description Request timeout: request_timeout */
+            408: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "request_timeout";
+                        };
+                    };
+                };
+            };
+            /** @description Request too large: payload_too_large */
+            413: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Unsupported media type: unsupported_media_type */
+            415: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input: invalid_request, invalid_json */
+            422: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "invalid_request" | "invalid_json";
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "rate_limited" | "quota_exceeded" | "key_quota_exceeded";
+                        };
+                    };
+                };
+            };
+            /** @description Request headers too large: header_too_large */
+            431: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "header_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error: internal_error */
+            500: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description Bad upstream answer: upstream_error */
+            502: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "upstream_error";
+                        };
+                    };
+                };
+            };
+            /** @description Service unavailable: service_unavailable, ai_not_configured */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "service_unavailable" | "ai_not_configured";
+                        };
+                    };
+                };
+            };
+            /** @description Upstream timeout: upstream_timeout */
+            504: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "upstream_timeout";
+                        };
+                    };
+                };
+            };
+            /** @description Every upstream is overloaded or unavailable: upstream_unavailable */
+            529: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "upstream_unavailable";
                         };
                     };
                 };

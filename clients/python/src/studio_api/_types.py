@@ -268,6 +268,82 @@ class ChatCompletionRequest(_ChatCompletionRequestRequired, total=False):
 
 
 @dataclass(frozen=True)
+class Content:
+    type: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Content:
+        return cls(
+            type=data["type"],
+        )
+
+
+@dataclass(frozen=True)
+class AnthropicMessageUsage:
+    input_tokens: float
+    output_tokens: float
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AnthropicMessageUsage:
+        return cls(
+            input_tokens=data["input_tokens"],
+            output_tokens=data["output_tokens"],
+        )
+
+
+@dataclass(frozen=True)
+class AnthropicMessage:
+    id: str
+    type: Literal["message"]
+    role: Literal["assistant"]
+    model: str
+    """The model alias the request named."""
+    content: list[Content]
+    stop_reason: str | None
+    usage: AnthropicMessageUsage
+    _request_id: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> AnthropicMessage:
+        return cls(
+            id=data["id"],
+            type=data["type"],
+            role=data["role"],
+            model=data["model"],
+            content=[Content.from_json(x) for x in data["content"]],
+            stop_reason=data["stop_reason"],
+            usage=AnthropicMessageUsage.from_json(data["usage"]),
+            _request_id=request_id,
+        )
+
+
+@dataclass(frozen=True)
+class AnthropicStreamEvent:
+    type: str
+    _request_id: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> AnthropicStreamEvent:
+        return cls(
+            type=data["type"],
+            _request_id=request_id,
+        )
+
+
+class _AnthropicMessagesRequestRequired(TypedDict):
+    model: str
+    """A model alias: `primary`, `fast` or one the operator configured."""
+    max_tokens: float
+    messages: list[ChatCompletionRequestMessage]
+
+
+class AnthropicMessagesRequest(_AnthropicMessagesRequestRequired, total=False):
+    """Anthropic's Messages request, as the official SDKs send it."""
+
+    stream: bool
+
+
+@dataclass(frozen=True)
 class LeadCreated:
     id: str
     """Identifier of the new lead."""
