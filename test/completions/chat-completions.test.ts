@@ -3,7 +3,6 @@ import OpenAI from 'openai'
 import {
   anthropicMessage,
   anthropicStream,
-  fakeUpstream,
   json,
   openaiCompletion,
   openaiStream,
@@ -11,7 +10,8 @@ import {
 } from '../support/fake-upstream.js'
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
-import { startTestServer, type TestServer } from '../support/server.js'
+import type { TestServer } from '../support/server.js'
+import { sdkUpstreams, used } from '../support/sdk-upstreams.js'
 import type { Teardown } from '../support/teardown.js'
 
 // POST /api/v1/chat/completions driven by the official `openai` SDK, against fake upstreams of both protocols: the
@@ -20,28 +20,10 @@ import type { Teardown } from '../support/teardown.js'
 const dbEnv = await testDatabase(t)
 const hello: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Say hello' }]
 
-async function serve(t: Teardown, upstream: string, env: Record<string, string> = {}) {
-  const anthropic = await fakeUpstream(t, json(200, anthropicMessage({ content: [{ type: 'text', text: 'Hello' }] })))
-  const openai = await fakeUpstream(t, json(200, openaiCompletion()))
-  const s = await startTestServer(
-    t,
-    {
-      STUDIO_UPSTREAM: upstream,
-      ANTHROPIC_API_KEY: 'sk-test',
-      ANTHROPIC_BASE_URL: anthropic.url,
-      OPENAI_BASE_URL: `${openai.url}/v1`,
-      ...env,
-    },
-    { dbEnv, backoff: () => 1 }
-  )
-  return { s, anthropic, openai }
-}
+const serve = (t: Teardown, upstream: string, env: Record<string, string> = {}) => sdkUpstreams(t, dbEnv, upstream, env)
 
 const client = (s: TestServer, apiKey: string, maxRetries = 0) =>
   new OpenAI({ baseURL: `${s.url}/api/v1`, apiKey, maxRetries })
-
-const used = async (s: TestServer, key: string) =>
-  ((await (await s.fetch('/api/v1/me', { key })).json()) as any).quota.used
 
 const event = (type: string, data: Record<string, unknown>) =>
   `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`

@@ -1,17 +1,10 @@
 import t from 'tap'
 import Anthropic from '@anthropic-ai/sdk'
-import {
-  anthropicMessage,
-  anthropicStream,
-  fakeUpstream,
-  json,
-  openaiCompletion,
-  openaiStream,
-  sse,
-} from '../support/fake-upstream.js'
+import { anthropicStream, json, openaiCompletion, openaiStream, sse } from '../support/fake-upstream.js'
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
-import { startTestServer, type TestServer } from '../support/server.js'
+import type { TestServer } from '../support/server.js'
+import { sdkUpstreams, used } from '../support/sdk-upstreams.js'
 import type { Teardown } from '../support/teardown.js'
 
 // POST /api/v1/messages driven by the official `@anthropic-ai/sdk`, against fake upstreams of both protocols: the
@@ -23,28 +16,10 @@ const hello: Anthropic.MessageParam[] = [{ role: 'user', content: 'Say hello' }]
 const withTopK = { model: 'fast', max_tokens: 50, messages: hello, top_k: 5 }
 const overloaded = json(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })
 
-async function serve(t: Teardown, upstream: string, env: Record<string, string> = {}) {
-  const anthropic = await fakeUpstream(t, json(200, anthropicMessage({ content: [{ type: 'text', text: 'Hello' }] })))
-  const openai = await fakeUpstream(t, json(200, openaiCompletion()))
-  const s = await startTestServer(
-    t,
-    {
-      STUDIO_UPSTREAM: upstream,
-      ANTHROPIC_API_KEY: 'sk-test',
-      ANTHROPIC_BASE_URL: anthropic.url,
-      OPENAI_BASE_URL: `${openai.url}/v1`,
-      ...env,
-    },
-    { dbEnv, backoff: () => 1 }
-  )
-  return { s, anthropic, openai }
-}
+const serve = (t: Teardown, upstream: string, env: Record<string, string> = {}) => sdkUpstreams(t, dbEnv, upstream, env)
 
 const client = (s: TestServer, apiKey: string, maxRetries = 0) =>
   new Anthropic({ baseURL: `${s.url}/api`, apiKey, maxRetries })
-
-const used = async (s: TestServer, key: string) =>
-  ((await (await s.fetch('/api/v1/me', { key })).json()) as any).quota.used
 
 // An OpenAI stream of two parallel tool calls, each one's arguments split mid-token.
 function twoToolCalls() {
