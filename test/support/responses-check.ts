@@ -33,13 +33,26 @@ function pathItemOf(path: string): [string, Json] | undefined {
   )
 }
 
+// Whether an operation's answer of `status` is the spec's Error body (`{error: {code, message, details}}`) rather
+// than a protocol's own (OpenAI's and Anthropic's both carry `error.type`).
+function answersInErrorBody(op: Json, status: number): boolean {
+  const declared = op.responses[String(status)]
+  const schema = declared?.content?.['application/json']?.schema
+  return !schema?.properties?.error?.properties?.type
+}
+
 function operationsFor(r: Recorded): { name: string; op: Json }[] {
   const entry = pathItemOf(r.path.slice(BASE.length))
   const all = (item: Json, where: string) =>
     Object.entries(item)
       .filter(([m]) => METHODS.has(m))
       .map(([m, op]) => ({ name: `${m.toUpperCase()} ${where}`, op }))
-  if (!entry) return Object.entries(doc.paths as Json).flatMap(([p, item]) => all(item, p))
+  // A path no route has is answered by the router in the Error body: held against every operation that answers
+  // in it (not the SDK-compatible routes, whose errors are their protocol's own body).
+  if (!entry)
+    return Object.entries(doc.paths as Json)
+      .flatMap(([p, item]) => all(item, p))
+      .filter(({ op }) => answersInErrorBody(op, r.status))
   const [template, item] = entry
   const method = r.method === 'HEAD' && item.get ? 'get' : r.method.toLowerCase()
   return item[method] ? [{ name: `${r.method} ${template}`, op: item[method] }] : all(item, template)
