@@ -1,20 +1,13 @@
 import type { Dispatcher } from 'undici'
-import type { Transport } from '../ops/transport.js'
+import type { Handler, Transport } from '../ops/transport.js'
 import type { SignedHeaders } from './signature.js'
 
 // One webhook POST. Success is a 2xx within `timeoutMs`; at most 64 KiB of the answer is read; a redirect is an
-// answer like any other (never followed).
+// answer like any other (never followed). Sent through undici's `dispatch` (as completions/exchange.ts), not its
+// `request` API: for an answer read whole anyway, that makes an AsyncResource, a Readable stream, two abort signals
+// and a parsed object of every header per delivery.
 
 const ANSWER_LIMIT = 64 * 1024
-
-// undici's request API, loaded by the first delivery; it reaches the network through the dispatcher given, whose
-// `dispatch` is all a Dispatcher needs to have (ops/transport.ts).
-let request: typeof import('undici').request | undefined
-async function loadRequestApi() {
-  // undici is CommonJS: its exports are the dynamic import's default (in the bundle as well).
-  request ??= (await import('undici')).default.request
-  return request
-}
 
 export interface PostResult {
   status: number | null
@@ -33,48 +26,94 @@ export interface Post {
   signal: AbortSignal
 }
 
-async function readAnswer(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of body) {
-    chunks.push(chunk)
-    size += chunk.length
-    if (size >= ANSWER_LIMIT) break
+// Why a dispatch was stopped: the deadline passed, the worker is stopping, or the answer reached ANSWER_LIMIT.
+type Stop = 'deadline' | 'stopping' | 'full'
+
+// undici's handler callbacks, in the form its core calls directly. Settles once: at the answer's end, or at the
+// failure that ended it (with what was read by then, or why there was nothing).
+class AnswerReader {
+  status: number | null = null
+  retryAfter: string | undefined
+  private stopped: Stop | null = null
+  private chunks: Buffer[] = []
+  private size = 0
+  private abort: ((e: Error) => void) | null = null
+
+  constructor(
+    private timeoutMs: number,
+    private settle: (answer: string) => void
+  ) {}
+
+  stop(why: Stop) {
+    this.stopped ??= why
+    this.abort?.(new Error(why === 'deadline' ? 'the deadline passed' : 'the delivery stopped'))
   }
-  body.destroy()
-  return Buffer.concat(chunks).subarray(0, ANSWER_LIMIT).toString('utf8')
+
+  onConnect(abort: (e: Error) => void) {
+    this.abort = abort
+    if (this.stopped) this.stop(this.stopped)
+  }
+
+  onHeaders(statusCode: number, raw: Buffer[]) {
+    if (statusCode < 200) return true
+    this.status = statusCode
+    for (let i = 0; i < raw.length; i += 2)
+      if (raw[i].length === 11 && raw[i].toString('latin1').toLowerCase() === 'retry-after')
+        this.retryAfter ??= raw[i + 1].toString('latin1')
+    return true
+  }
+
+  onData(chunk: Buffer) {
+    this.chunks.push(chunk)
+    this.size += chunk.length
+    if (this.size >= ANSWER_LIMIT) this.stop('full')
+    return true
+  }
+
+  onComplete() {
+    this.settle(this.text())
+  }
+
+  onError(e: Error) {
+    if (this.stopped === 'full') this.settle(this.text())
+    else if (this.status !== null) this.settle(`(answer cut: ${e.message})`)
+    else this.settle(`(${this.stopped === 'deadline' ? `no answer within ${this.timeoutMs} ms` : e.message})`)
+  }
+
+  private text() {
+    const { chunks } = this
+    const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
+    return all.subarray(0, ANSWER_LIMIT).toString('utf8')
+  }
 }
 
-// The first delivery loads undici (its request API and the dispatcher's Agent) before its deadline starts; a failed
-// load throws, and the delivery is tried again when its claim lapses.
+// The first delivery loads undici (the dispatcher's Agent) before its deadline starts; a failed load throws, and the
+// delivery is tried again when its claim lapses.
 export async function postWebhook(dispatcher: Transport, post: Post): Promise<PostResult> {
-  const call = request ?? (await loadRequestApi())
   await dispatcher.load?.()
   const started = performance.now()
-  const elapsed = () => Math.round(performance.now() - started)
-  const deadline = AbortSignal.timeout(post.timeoutMs)
-  const signal = AbortSignal.any([deadline, post.signal])
   const url = new URL(post.url)
-  let status: number | null = null
-  try {
-    const res = await call(url, {
-      dispatcher: dispatcher as unknown as Dispatcher,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': post.userAgent, ...post.headers },
-      body: post.body,
-      signal,
-    })
-    status = res.statusCode
-    const retryAfter = res.headers['retry-after']
-    const answer = await readAnswer(res.body).catch((e: Error) => `(answer cut: ${e.message})`)
-    return {
-      status,
-      answer,
-      durationMs: elapsed(),
-      retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-    }
-  } catch (e) {
-    const why = deadline.aborted ? `no answer within ${post.timeoutMs} ms` : (e as Error).message
-    return { status, answer: `(${why})`, durationMs: elapsed() }
+  const options: Dispatcher.DispatchOptions = {
+    origin: url.origin,
+    path: url.pathname + url.search,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': post.userAgent, ...post.headers },
+    body: post.body,
   }
+  const { signal, timeoutMs } = post
+  let reader!: AnswerReader
+  const answer = await new Promise<string>((settle) => {
+    const stopping = () => reader.stop('stopping')
+    const timer = setTimeout(() => reader.stop('deadline'), timeoutMs)
+    signal.addEventListener('abort', stopping, { once: true })
+    reader = new AnswerReader(timeoutMs, (text) => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', stopping)
+      settle(text)
+    })
+    if (signal.aborted) reader.stop('stopping')
+    dispatcher.dispatch(options, reader as unknown as Handler)
+  })
+  const { status, retryAfter } = reader
+  return { status, answer, durationMs: Math.round(performance.now() - started), retryAfter }
 }
