@@ -179,15 +179,17 @@ class Module {
     const target = s.$ref ? this.doc.components.schemas[refName(s.$ref)] : s
     const inner = nullable(s) ? (s.anyOf?.find((m) => m.type !== 'null') ?? {}) : target
     const named = inner?.$ref || (inner?.type === 'object' && inner.properties)
+    // An optional value is read once into `v`, so that the type checker narrows it past None.
+    const optional = nullable(s) || !required
+    const orNone = (convert: (value: string) => string) =>
+      optional ? `None if (v := ${read}) is None else ${convert('v')}` : convert(read)
     if (inner?.type === 'array' && (inner.items?.$ref || inner.items?.properties)) {
       const item = this.type(inner.items, 'result', '', '')
-      return `[${item}.from_json(x) for x in ${read}]`
+      return orNone((value) => `[${item}.from_json(x) for x in ${value}]`)
     }
     if (!named) return read
     const cls = this.type(inner ?? {}, 'result', '', '')
-    return nullable(s) || !required
-      ? `None if ${read} is None else ${cls}.from_json(${read})`
-      : `${cls}.from_json(${read})`
+    return orNone((value) => `${cls}.from_json(${value})`)
   }
 
   private wholeDocument(s: Schema): string {

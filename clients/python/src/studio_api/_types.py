@@ -69,7 +69,7 @@ class Caller:
     @classmethod
     def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> Caller:
         return cls(
-            user=None if data["user"] is None else User.from_json(data["user"]),
+            user=None if (v := data["user"]) is None else User.from_json(v),
             plan=data["plan"],
             quota=Quota.from_json(data["quota"]),
             _request_id=request_id,
@@ -193,7 +193,7 @@ class ChoiceMessage:
         return cls(
             role=data["role"],
             content=data["content"],
-            tool_calls=[ToolCall.from_json(x) for x in data.get("tool_calls")],
+            tool_calls=None if (v := data.get("tool_calls")) is None else [ToolCall.from_json(x) for x in v],
         )
 
 
@@ -246,7 +246,7 @@ class ChatCompletion:
             model=data["model"],
             choices=[Choice.from_json(x) for x in data["choices"]],
             created=data.get("created"),
-            usage=None if data.get("usage") is None else ChatCompletionUsage.from_json(data.get("usage")),
+            usage=None if (v := data.get("usage")) is None else ChatCompletionUsage.from_json(v),
             _request_id=request_id,
         )
 
