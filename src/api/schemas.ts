@@ -67,8 +67,8 @@ export const Caller = v.pipe(
 export const Plan = v.picklist(PLANS)
 export const Role = v.picklist(ROLES)
 
-// The completion request's bounds and default.
-const COMPLETION = { maxText: 1_048_576, maxMessages: 1000, maxTokens: 4096, defaultMaxTokens: 1024 } as const
+// The completion request's bounds and default (the SDK routes hold to the same: one quota unit, one bounded answer).
+export const COMPLETION = { maxText: 1_048_576, maxMessages: 1000, maxTokens: 4096, defaultMaxTokens: 1024 } as const
 
 export const CompletionRequest = v.pipe(
   v.strictObject({

@@ -1,3 +1,5 @@
+import * as v from 'valibot'
+import { COMPLETION } from '../api/schemas.js'
 import type { ApiError } from '../http/errors.js'
 import type { ChatRequest } from '../protocols/openai-schema.js'
 import type { MessagesRequest } from '../protocols/anthropic-schema.js'
@@ -8,6 +10,7 @@ import type { Json } from '../protocols/refused.js'
 import { type SseEvent, sseText } from '../protocols/sse-events.js'
 import { anthropicMessageOf, anthropicRequestOf } from '../protocols/to-anthropic.js'
 import { openaiCompletionOf, openaiRequestOf } from '../protocols/to-openai.js'
+import { parseRequest } from '../protocols/validate.js'
 import type { Protocol, ProtocolCall } from './call.js'
 import type { CallerProtocol, Relay } from './context.js'
 
@@ -16,6 +19,29 @@ import type { CallerProtocol, Relay } from './context.js'
 // `model` changed (the upstream's on the way in, the caller's alias on the way out); the other is translated
 // (src/protocols/). A member the other protocol cannot express is refused before any upstream call, when an
 // upstream of that protocol is in the fallback list: the call may reach it.
+
+// One quota unit bounds what a call costs, as on the native route: one answer (n = 1) of at most
+// COMPLETION.maxTokens tokens, COMPLETION.defaultMaxTokens when the caller names none.
+const tokenBound = v.nullish(
+  v.pipe(v.number(), v.maxValue(COMPLETION.maxTokens, `must be at most ${COMPLETION.maxTokens} (one quota unit)`))
+)
+const OpenAIUnit = v.looseObject({
+  max_tokens: tokenBound,
+  max_completion_tokens: tokenBound,
+  n: v.nullish(v.literal(1, 'must be 1 (one quota unit is one answer)')),
+})
+const AnthropicUnit = v.looseObject({ max_tokens: tokenBound })
+
+export function openaiWithinUnit(request: ChatRequest): ChatRequest {
+  parseRequest(OpenAIUnit, request)
+  if (request.max_tokens != null || request.max_completion_tokens != null) return request
+  return { ...request, max_tokens: COMPLETION.defaultMaxTokens }
+}
+
+export function anthropicWithinUnit(request: MessagesRequest): MessagesRequest {
+  parseRequest(AnthropicUnit, request)
+  return request
+}
 
 // An OpenAI stream's usage comes only when asked for, and the record needs it: always asked of the upstream, and
 // passed on only when the caller asked.

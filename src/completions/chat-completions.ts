@@ -3,7 +3,7 @@ import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../a
 import { BASE, type Exchange, route, type Route } from '../http/route.js'
 import { readChatRequest } from '../protocols/openai-schema.js'
 import { aliasOf } from './aliases.js'
-import { openaiBodies, openaiCaller } from './caller-protocols.js'
+import { openaiBodies, openaiCaller, openaiWithinUnit } from './caller-protocols.js'
 import { completeCall } from './complete.js'
 import type { CompletionsDeps } from './completions.js'
 import { openaiErrors } from './protocol-errors.js'
@@ -42,7 +42,7 @@ export function chatCompletionsRoute(deps: CompletionsDeps): Route {
 const StreamError = v.looseObject({ error: v.looseObject({ message: v.string(), code: v.string() }) })
 
 function chatCompletion(deps: CompletionsDeps, x: Exchange<unknown>) {
-  const request = readChatRequest(x.body)
+  const request = openaiWithinUnit(readChatRequest(x.body))
   const alias = aliasOf(request.model, deps.upstreams.aliases())
   const bodies = openaiBodies(request, deps.upstreams.protocols())
   const stream = request.stream === true

@@ -2,7 +2,7 @@ import { AnthropicMessage, AnthropicMessagesRequest, AnthropicStreamEvent } from
 import { BASE, type Exchange, route, type Route } from '../http/route.js'
 import { readMessagesRequest } from '../protocols/anthropic-schema.js'
 import { aliasOf } from './aliases.js'
-import { anthropicBodies, anthropicCaller } from './caller-protocols.js'
+import { anthropicBodies, anthropicCaller, anthropicWithinUnit } from './caller-protocols.js'
 import { completeCall } from './complete.js'
 import type { CompletionsDeps } from './completions.js'
 import { anthropicErrors } from './protocol-errors.js'
@@ -48,7 +48,7 @@ export function messagesRoute(deps: CompletionsDeps): Route {
 }
 
 function message(deps: CompletionsDeps, x: Exchange<unknown>) {
-  const request = readMessagesRequest(x.body)
+  const request = anthropicWithinUnit(readMessagesRequest(x.body))
   const alias = aliasOf(request.model, deps.upstreams.aliases())
   const bodies = anthropicBodies(request, deps.upstreams.protocols())
   const stream = request.stream === true

@@ -101,6 +101,16 @@ t.test('happy', async (t) => {
     }
   })
 
+  t.test('a call naming no max_tokens reaches the upstream with the native default, 1024', async (t) => {
+    for (const upstream of ['openai', 'anthropic']) {
+      const { s, openai, anthropic } = await serve(t, upstream)
+      const fake = upstream === 'openai' ? openai : anthropic
+      fake.next(json(200, upstream === 'openai' ? openaiCompletion() : anthropicMessage()))
+      await client(s, await s.key()).chat.completions.create({ model: 'fast', messages: hello })
+      t.equal(fake.seen[0].body.max_tokens, 1024, upstream)
+    }
+  })
+
   t.test('a stream without include_usage gets no usage chunk, though the upstream was asked for one', async (t) => {
     const { s, openai } = await serve(t, 'openai')
     openai.next(sse(openaiStream(['Hi'])))
@@ -206,6 +216,24 @@ t.test('errors', async (t) => {
     t.equal(e.param, 'logprobs')
     t.match(e.message, /logprobs/)
     t.equal(anthropic.seen.length, 0)
+    t.equal(await used(s, key), 0)
+  })
+
+  t.test('more than one answer, or more than 4096 tokens, is refused: one quota unit bounds a call', async (t) => {
+    const { s, openai } = await serve(t, 'openai')
+    const key = await s.key()
+    for (const [member, extra] of [
+      ['n', { n: 2 }],
+      ['max_tokens', { max_tokens: 5000 }],
+      ['max_completion_tokens', { max_completion_tokens: 5000 }],
+    ] as const) {
+      const e = await client(s, key)
+        .chat.completions.create({ model: 'fast', messages: hello, ...extra })
+        .catch((e) => e)
+      t.ok(e instanceof OpenAI.BadRequestError, member)
+      t.match(e.message, new RegExp(`^400 ${member}: `), member)
+    }
+    t.equal(openai.seen.length, 0)
     t.equal(await used(s, key), 0)
   })
 

@@ -169,6 +169,18 @@ t.test('errors', async (t) => {
     t.equal(openai.seen.length, 0)
   })
 
+  t.test('more than 4096 max_tokens is refused: one quota unit bounds a call', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    const key = await s.key()
+    const e = await client(s, key)
+      .messages.create({ model: 'fast', max_tokens: 5000, messages: hello })
+      .catch((e) => e)
+    t.ok(e instanceof Anthropic.BadRequestError)
+    t.match(e.message, /max_tokens: must be at most 4096/)
+    t.equal(anthropic.seen.length, 0)
+    t.equal(await used(s, key), 0)
+  })
+
   t.test('every upstream overloaded is a 529 overloaded_error', async (t) => {
     const { s, anthropic } = await serve(t, 'anthropic')
     anthropic.next(overloaded, overloaded, overloaded)
