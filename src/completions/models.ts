@@ -5,13 +5,15 @@ import type { CompletionsDeps } from './completions.js'
 import { openaiErrors } from './protocol-errors.js'
 
 // GET /api/v1/models: the model aliases a key may name, in OpenAI's list shape, or Anthropic's when the request
-// carries `anthropic-version` (as the Anthropic SDKs always do). The aliases have no creation date: the epoch.
+// carries `anthropic-version` (as the Anthropic SDKs always do). The aliases have no creation date: the epoch. The key
+// may come in `x-api-key`, the only header the Anthropic Python SDK sends.
 export function modelsRoute(deps: CompletionsDeps): Route {
   return route({
     method: 'GET',
     path: `${BASE}/models`,
     uses: ['key'],
     scope: 'completions:write',
+    apiKeyHeader: true,
     headers: {
       'anthropic-version': v.pipe(v.string(), v.description("Any value: the answer is in Anthropic's list shape.")),
     },

@@ -58,6 +58,25 @@ t.test('happy', async (t) => {
     t.same(ids, ['primary', 'fast', 'coder', 'mini'])
   })
 
+  t.test('the key in x-api-key alone, as the Anthropic Python SDK sends it, gets the Anthropic list', async (t) => {
+    const { s, key } = await serve(t)
+    const res = await fetch(`${s.url}/api/v1/models`, {
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    })
+    t.equal(res.status, 200)
+    const body = (await res.json()) as { data: { id: string; type: string }[]; has_more: boolean }
+    t.same(
+      body.data.map((m) => [m.id, m.type]),
+      [
+        ['primary', 'model'],
+        ['fast', 'model'],
+        ['coder', 'model'],
+        ['mini', 'model'],
+      ]
+    )
+    t.equal(body.has_more, false)
+  })
+
   t.test("an alias the operator named reaches each upstream's model for it, across a fallback", async (t) => {
     const { s, anthropic, openai, key } = await serve(t)
     anthropic.next(json(200, anthropicMessage({ content: [{ type: 'text', text: 'Hello' }] })))
