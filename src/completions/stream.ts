@@ -126,14 +126,27 @@ export class UpstreamStream {
     this.out.delta(text)
   }
 
-  // An event for a caller in its own protocol: the relay's events, the unit spent at the first it writes; a ping is
-  // passed on once the answer has begun.
+  // An event for a caller in its own protocol: the relay's events, each passed on (a ping once the answer has begun);
+  // the unit is spent at the first that carries a piece of the answer, as the native stream's first text.
   private relayed(type: string, data: string, text: string | null) {
     if (text === null && !this.started) return
     if (text !== null) this.started = true
     const events = this.relay!.push(type, data)
-    if (events.length === 0) return
-    if (this.deltas++ === 0) this.onFirstDelta()
-    this.out.events(sseText(events))
+    if (this.deltas === 0 && carriesContent(this.adapter!.name, type, data, text)) {
+      this.deltas++
+      this.onFirstDelta()
+    }
+    if (events.length > 0) this.out.events(sseText(events))
   }
+}
+
+// Whether an upstream event carries a piece of the answer: text, or a content block's delta (Anthropic's tool input,
+// thinking), or an OpenAI chunk's tool call or refusal; not the message's start, a role-only chunk or the usage.
+function carriesContent(upstream: string, type: string, data: string, text: string | null): boolean {
+  if (text) return true
+  if (upstream === 'anthropic') return type === 'content_block_delta'
+  if (data === '[DONE]') return false
+  const delta = (JSON.parse(data) as { choices?: { delta?: { tool_calls?: unknown[]; refusal?: unknown } }[] })
+    .choices?.[0]?.delta
+  return (delta?.tool_calls?.length ?? 0) > 0 || Boolean(delta?.refusal)
 }

@@ -11,7 +11,7 @@ import {
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
 import type { TestServer } from '../support/server.js'
-import { sdkUpstreams, used } from '../support/sdk-upstreams.js'
+import { sdkUpstreams, streamFailure, used } from '../support/sdk-upstreams.js'
 import type { Teardown } from '../support/teardown.js'
 
 // POST /api/v1/chat/completions driven by the official `openai` SDK, against fake upstreams of both protocols: the
@@ -266,9 +266,7 @@ t.test('errors', async (t) => {
       messages: hello,
       stream: true,
     })
-    const e = await (async () => {
-      for await (const _ of stream);
-    })().catch((e) => e)
+    const e = await streamFailure(stream)
     t.ok(e instanceof OpenAI.APIError)
     t.match(e.message, /boom/)
   })

@@ -4,7 +4,7 @@ import { anthropicStream, json, openaiCompletion, openaiStream, sse } from '../s
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
 import type { TestServer } from '../support/server.js'
-import { sdkUpstreams, used } from '../support/sdk-upstreams.js'
+import { sdkUpstreams, streamFailure, used } from '../support/sdk-upstreams.js'
 import type { Teardown } from '../support/teardown.js'
 
 // POST /api/v1/messages driven by the official `@anthropic-ai/sdk`, against fake upstreams of both protocols: the
@@ -178,6 +178,24 @@ t.test('errors', async (t) => {
     t.ok(e instanceof Anthropic.BadRequestError)
     t.match(e.message, /max_tokens: must be at most 4096/)
     t.equal(anthropic.seen.length, 0)
+    t.equal(await used(s, key), 0)
+  })
+
+  t.test('a stream that fails after message_start, before any content, gives the unit back', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    const key = await s.key()
+    const start = anthropicStream(['Hello']).split('event: content_block_start')[0]
+    const failure = { type: 'error', error: { type: 'api_error', message: 'boom' } }
+    anthropic.next(sse(`${start}event: error\ndata: ${JSON.stringify(failure)}\n\n`))
+    const stream = await client(s, key).messages.create({
+      model: 'fast',
+      max_tokens: 50,
+      messages: hello,
+      stream: true,
+    })
+    const e = await streamFailure(stream)
+    t.ok(e instanceof Anthropic.APIError)
+    t.match(e.message, /boom/)
     t.equal(await used(s, key), 0)
   })
 

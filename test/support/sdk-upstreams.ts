@@ -25,3 +25,12 @@ export async function sdkUpstreams(t: Teardown, dbEnv: DbEnv, upstream: string, 
 // How many completions the key's account has used this month.
 export const used = async (s: TestServer, key: string) =>
   ((await (await s.fetch('/api/v1/me', { key })).json()) as { quota: { used: number } }).quota.used
+
+// The error a stream's reading ends with (undefined when it ends well).
+export async function streamFailure(stream: AsyncIterable<unknown>): Promise<any> {
+  try {
+    for await (const _ of stream);
+  } catch (e) {
+    return e
+  }
+}
