@@ -1,16 +1,9 @@
 import { type Adapter, type CompletionCall, int, modelsOf, splitBase, type UpstreamConfig, type Usage } from './call.js'
+import { STOP_REASONS } from '../protocols/stop-reasons.js'
 import { type Streamed, UpstreamStreamError } from './stream.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: an upstream JSON body, checked field by field
 type Body = Record<string, any>
-
-const STOP_REASONS: Record<string, string> = {
-  stop: 'end_turn',
-  length: 'max_tokens',
-  tool_calls: 'tool_use',
-  function_call: 'tool_use',
-  content_filter: 'refusal',
-}
 
 const stopReason = (reason: unknown) => (typeof reason === 'string' ? (STOP_REASONS[reason] ?? reason) : null)
 

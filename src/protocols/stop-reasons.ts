@@ -10,7 +10,8 @@ const FINISH_REASONS: Record<string, string> = {
   refusal: 'content_filter',
 }
 
-const STOP_REASONS: Record<string, string> = {
+// OpenAI's finish_reason → Anthropic's stop_reason (also the native route's, which keeps an unknown one as it is).
+export const STOP_REASONS: Record<string, string> = {
   stop: 'end_turn',
   length: 'max_tokens',
   tool_calls: 'tool_use',
