@@ -1,11 +1,12 @@
-import { execFile, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { clientServers, QUOTA } from '../support/client-servers.js'
 import { pythonClientFiles } from '../support/python-client-types.js'
+import { cachedPython, hasPython, pipInstall, pytest } from '../support/pytest.js'
 import { webhookVectors } from '../support/webhook-vectors.js'
 
 // The Python client's pytest suite (clients/python/tests) against the servers this file starts, with the interpreter
@@ -17,27 +18,12 @@ import { webhookVectors } from '../support/webhook-vectors.js'
 // server serves, which this file checks without Python.
 const exec = promisify(execFile)
 const pkg = new URL('../../clients/python/', import.meta.url).pathname
-const hasPython = spawnSync('python3', ['--version']).status === 0
-const pip = (bin: string, args: string[]) =>
-  exec(bin, ['-m', 'pip', 'install', '-q', '--retries', '0', ...args], { timeout: 170_000 })
 
 async function python(): Promise<string> {
   if (process.env.STUDIO_PYTHON) return process.env.STUDIO_PYTHON
-  const dir = new URL('../../node_modules/.cache/studio-python-venv/', import.meta.url).pathname
-  const bin = join(dir, 'bin', 'python')
-  if (!existsSync(join(dir, 'ready'))) {
-    await exec('python3', ['-m', 'venv', '--clear', dir])
-    await pip(bin, [pkg, 'pytest', 'hatchling'])
-    writeFileSync(join(dir, 'ready'), '')
-  }
-  await pip(bin, ['--no-deps', '--no-build-isolation', '--force-reinstall', pkg])
+  const bin = await cachedPython('studio-python-venv', [pkg, 'pytest', 'hatchling'])
+  await pipInstall(bin, ['--no-deps', '--no-build-isolation', '--force-reinstall', pkg])
   return bin
-}
-
-// The counts in pytest's closing line ("12 passed, 1 warning in 3.2s"), by outcome.
-function outcomes(output: string): Record<string, number> {
-  const summary = output.trim().split('\n').at(-1) ?? ''
-  return Object.fromEntries([...summary.matchAll(/(\d+) (\w+)/g)].map(([, n, outcome]) => [outcome, Number(n)]))
 }
 
 const s = await clientServers(t)
@@ -84,21 +70,7 @@ t.test('the Python client', { skip: !hasPython && 'python3 is not installed' }, 
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     const vectors = join(dir, 'webhooks.json')
     writeFileSync(vectors, JSON.stringify(webhookVectors()))
-    const run = await exec(bin, ['-m', 'pytest', '-p', 'no:cacheprovider', '-q', '-rs', 'tests'], {
-      cwd: pkg,
-      env: { ...env, STUDIO_TEST_WEBHOOK_VECTORS: vectors },
-    })
-      .then((r) => ({ code: 0, out: r.stdout + r.stderr }))
-      .catch((e) => ({ code: e.code as number, out: `${e.stdout}${e.stderr}` }))
-    t.equal(run.code, 0, run.out)
-    const counts = outcomes(run.out)
-    t.ok(counts.passed > 0, 'tests passed')
-    t.same(
-      Object.keys(counts).filter((k) => !/^(passed|warnings?)$/.test(k)),
-      [],
-      'none skipped or failed',
-      { output: run.out }
-    )
+    await pytest(t, bin, { cwd: pkg, tests: 'tests', env: { ...env, STUDIO_TEST_WEBHOOK_VECTORS: vectors } })
   })
 
   t.test('a clean install used from a plain script', async (t) => {
