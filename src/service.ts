@@ -132,6 +132,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const mail = await openMail(config, log, () => (config.STUDIO_DASHBOARD === 'on' ? publicUrl : null))
   const webhooks = startWebhooks({ db, config, log, metrics, clock, mail, options: opts.webhooks, after: listening })
   const upstreams = createUpstreams(adaptersFor(config), { clock, metrics })
+  if (config.STUDIO_UPSTREAM.includes('echo'))
+    log.warn('the echo upstream is on: completions are answered by echo, not by a model (STUDIO_UPSTREAM)', {
+      upstreams: config.STUDIO_UPSTREAM.join(','),
+    })
   const backups = startBackups(config, db, { log, metrics, ...opts.backups })
   const completions = {
     quota,

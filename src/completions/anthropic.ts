@@ -71,6 +71,7 @@ export function anthropicAdapter(config: UpstreamConfig): Adapter {
   }
   return {
     name: 'anthropic',
+    protocol: 'anthropic',
     origin,
     models: modelsOf(config, 'anthropic', 'claude-sonnet-4-5', 'claude-haiku-4-5'),
     notConfigured: config.ANTHROPIC_API_KEY

@@ -107,7 +107,8 @@ async function once(
       bodyTimeout: opts.timeoutMs + BACKSTOP_MS,
     }
     opts.stream?.begin(adapter, span)
-    const res = await exchange(opts.dispatcher, options, opts.abort, adapter.requestIdHeader, opts.stream)
+    const transport = adapter.transport ?? opts.dispatcher
+    const res = await exchange(transport, options, opts.abort, adapter.requestIdHeader, opts.stream)
     t.requestId = res.requestId === null ? null : res.requestId.slice(0, 200)
     t.status = res.statusCode
     return judgeAnswer(adapter, res, t, opts)
@@ -120,11 +121,13 @@ async function once(
 function judgeAnswer(adapter: Adapter, res: Answer, t: Try, opts: CallOptions): Outcome {
   const status = res.statusCode
   const ok = status >= 200 && status < 300
-  if (ok && opts.stream) return { done: { completion: null, requestId: t.requestId, attempts: t.attempt } }
+  const { protocol } = adapter
+  if (ok && opts.stream) return { done: { completion: null, protocol, requestId: t.requestId, attempts: t.attempt } }
   const body = parseJson(res.text)
   if (ok) {
     try {
-      return { done: { completion: adapter.parse(body), body, requestId: t.requestId, attempts: t.attempt } }
+      const completion = adapter.parse(body)
+      return { done: { completion, body, protocol, requestId: t.requestId, attempts: t.attempt } }
     } catch (e) {
       const message = `The upstream answered something we cannot read: ${(e as Error).message}`
       throw failure(t, 'upstream_garbage', new ApiError({ code: 'upstream_error', message }))

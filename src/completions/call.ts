@@ -59,7 +59,11 @@ export interface WireRequest {
 // One adapter per upstream wire format: how to ask, how to read the answer, how to read an error.
 export interface Adapter {
   name: string
+  // The wire protocol it speaks (the anthropic and openai adapters' own; echo's is openai).
+  protocol: Protocol
   origin: string
+  // Its own transport in place of the call's dispatcher: echo's, in-process, with no socket.
+  transport?: Transport
   models: Record<Alias, string>
   notConfigured: string | null
   requestIdHeader: string
@@ -77,8 +81,9 @@ export interface Adapter {
 export interface Attempted {
   // null for a streamed call: its stream carries the answer.
   completion: Completion | null
-  // The upstream's answer as it sent it (a whole answer's), for a caller in its own protocol.
+  // The upstream's answer as it sent it (a whole answer's), in `protocol`, for a caller in its own protocol.
   body?: unknown
+  protocol: Protocol
   requestId: string | null
   attempts: number
 }
@@ -147,8 +152,8 @@ export const int = (n: unknown) =>
 // the native call as the adapter writes it.
 export function wireOf(adapter: Adapter, call: CompletionCall | ProtocolCall): WireRequest {
   if (!('bodies' in call)) return adapter.request(call)
-  const body = call.bodies[adapter.name as Protocol]
-  if (!body) throw new Error(`no ${adapter.name} body prepared for this call`)
+  const body = call.bodies[adapter.protocol]
+  if (!body) throw new Error(`no ${adapter.protocol} body prepared for this call`)
   const { path, headers } = adapter.endpoint
   return { path, headers, body: JSON.stringify({ ...body, model: call.model }), model: call.model }
 }

@@ -116,10 +116,10 @@ function anthropicFromOpenAI(model: string): Relay {
 export function openaiCaller(model: string, request: ChatRequest): CallerProtocol {
   const includeUsage = request.stream_options?.include_usage === true
   return {
-    whole: (upstream, body) =>
-      upstream === 'openai' ? { ...(body as Json), model } : openaiCompletionOf(body as Json, { model }),
-    relay: (upstream) =>
-      upstream === 'openai'
+    whole: (protocol, body) =>
+      protocol === 'openai' ? { ...(body as Json), model } : openaiCompletionOf(body as Json, { model }),
+    relay: (protocol) =>
+      protocol === 'openai'
         ? openaiPassThrough(model, includeUsage)
         : new OpenAIStreamFromAnthropic({ includeUsage, created: Math.floor(Date.now() / 1000), model }),
     errorEvent: (e: ApiError) => sseText([openaiStreamError(e)]),
@@ -128,9 +128,9 @@ export function openaiCaller(model: string, request: ChatRequest): CallerProtoco
 
 export function anthropicCaller(model: string): CallerProtocol {
   return {
-    whole: (upstream, body) =>
-      upstream === 'anthropic' ? { ...(body as Json), model } : anthropicMessageOf(body as Json, { model }),
-    relay: (upstream) => (upstream === 'anthropic' ? anthropicPassThrough(model) : anthropicFromOpenAI(model)),
+    whole: (protocol, body) =>
+      protocol === 'anthropic' ? { ...(body as Json), model } : anthropicMessageOf(body as Json, { model }),
+    relay: (protocol) => (protocol === 'anthropic' ? anthropicPassThrough(model) : anthropicFromOpenAI(model)),
     errorEvent: (e: ApiError) => sseText([anthropicStreamError(e)]),
   }
 }

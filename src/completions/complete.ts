@@ -91,6 +91,6 @@ async function answerWhole(c: CompletionContext, call: CallBody): Promise<Reply>
   }
   recordCompletion(c, 'ok', r, completion)
   const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - c.x.started).toFixed(1)}`
-  const body = c.caller ? c.caller.whole(c.tries.at(-1)!.upstream, r.body) : completion
+  const body = c.caller ? c.caller.whole(r.protocol, r.body) : completion
   return { status: 200, body, headers: { 'server-timing': timing } }
 }

@@ -2,7 +2,7 @@ import type { ApiError } from '../http/errors.js'
 import type { Exchange } from '../http/route.js'
 import type { SseEvent } from '../protocols/sse-events.js'
 import type { QuotaTicket } from '../quota/ticket-pair.js'
-import type { Alias, CallOptions } from './call.js'
+import type { Alias, CallOptions, Protocol } from './call.js'
 import type { CompletionsDeps } from './completions.js'
 import type { Try } from './fallback.js'
 
@@ -30,10 +30,10 @@ export interface Relay {
   push(type: string, data: string): SseEvent[]
 }
 
-// A caller's protocol: its whole answer from the upstream (by name) that gave it, a stream's relay for the upstream
-// an attempt goes to, and a failure after its stream began as the protocol's error event.
+// A caller's protocol: its whole answer from an upstream body in `protocol`, a stream's relay for the protocol of the
+// upstream an attempt goes to, and a failure after its stream began as the protocol's error event.
 export interface CallerProtocol {
-  whole(upstream: string, body: unknown): unknown
-  relay(upstream: string): Relay
+  whole(protocol: Protocol, body: unknown): unknown
+  relay(protocol: Protocol): Relay
   errorEvent(e: ApiError): string
 }

@@ -15,6 +15,7 @@ import {
   type UpstreamConfig,
 } from './call.js'
 import { openaiAdapter } from './openai.js'
+import { echoAdapter } from './echo.js'
 import { callUpstream, notConfigured } from './retries.js'
 
 // The upstreams of STUDIO_UPSTREAM in fallback order, each with its breaker: a call goes to the first not cooling
@@ -55,8 +56,9 @@ const fallsOver = (e: unknown) =>
 const countsAgainst = (e: unknown) =>
   fallsOver(e) || (e instanceof UpstreamFailure && e.outcome === 'upstream_broke_off')
 
-export const adaptersFor = (config: UpstreamConfig): Adapter[] =>
-  config.STUDIO_UPSTREAM.map((name) => (name === 'openai' ? openaiAdapter(config) : anthropicAdapter(config)))
+const ADAPTERS = { anthropic: anthropicAdapter, openai: openaiAdapter, echo: echoAdapter }
+
+export const adaptersFor = (config: UpstreamConfig): Adapter[] => config.STUDIO_UPSTREAM.map((n) => ADAPTERS[n](config))
 
 interface Upstream {
   adapter: Adapter
@@ -136,7 +138,7 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
     model: (alias) => list[0].adapter.models[alias],
     notConfigured: () => notConfigured(list[0].adapter),
     aliases: () => Object.keys(list[0].adapter.models),
-    protocols: () => [...new Set(list.map((u) => u.adapter.name as Protocol))],
+    protocols: () => [...new Set(list.map((u) => u.adapter.protocol))],
     states: () => Object.fromEntries(list.map((u) => [u.adapter.name, u.breaker.state()])),
     async call(alias, base, opts, tries) {
       let failed: UpstreamFailure | null = null

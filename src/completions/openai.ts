@@ -47,6 +47,7 @@ export function openaiAdapter(config: UpstreamConfig): Adapter {
   if (config.OPENAI_API_KEY) headers.authorization = `Bearer ${config.OPENAI_API_KEY}`
   return {
     name: 'openai',
+    protocol: 'openai',
     origin,
     models: modelsOf(config, 'openai', 'gpt-4.1', 'gpt-4.1-mini'),
     notConfigured: config.OPENAI_BASE_URL

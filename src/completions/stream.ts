@@ -1,4 +1,4 @@
-import type { Adapter, Usage } from './call.js'
+import type { Adapter, Protocol, Usage } from './call.js'
 import { SseParser } from './sse.js'
 import type { SseReply } from './sse-reply.js'
 import type { Span } from '../ops/trace.js'
@@ -72,7 +72,7 @@ export class UpstreamStream {
   // state and the error its stream sent, dropped here).
   begin(adapter: Adapter, span?: Span) {
     this.adapter = adapter
-    this.relay = this.caller?.relay(adapter.name) ?? null
+    this.relay = this.caller?.relay(adapter.protocol) ?? null
     this.span = span ?? null
     this.failure = null
     this.parser = new SseParser((type, data) => this.event(type, data))
@@ -132,7 +132,7 @@ export class UpstreamStream {
     if (text === null && !this.started) return
     if (text !== null) this.started = true
     const events = this.relay!.push(type, data)
-    if (this.deltas === 0 && carriesContent(this.adapter!.name, type, data, text)) {
+    if (this.deltas === 0 && carriesContent(this.adapter!.protocol, type, data, text)) {
       this.deltas++
       this.onFirstDelta()
     }
@@ -142,9 +142,9 @@ export class UpstreamStream {
 
 // Whether an upstream event carries a piece of the answer: text, or a content block's delta (Anthropic's tool input,
 // thinking), or an OpenAI chunk's tool call or refusal; not the message's start, a role-only chunk or the usage.
-function carriesContent(upstream: string, type: string, data: string, text: string | null): boolean {
+function carriesContent(protocol: Protocol, type: string, data: string, text: string | null): boolean {
   if (text) return true
-  if (upstream === 'anthropic') return type === 'content_block_delta'
+  if (protocol === 'anthropic') return type === 'content_block_delta'
   if (data === '[DONE]') return false
   const delta = (JSON.parse(data) as { choices?: { delta?: { tool_calls?: unknown[]; refusal?: unknown } }[] })
     .choices?.[0]?.delta

@@ -136,7 +136,9 @@ export const settings = {
   STUDIO_UPSTREAM: {
     schema: upstreamList,
     default: 'anthropic',
-    doc: 'upstream adapters in fallback order: anthropic, openai (any OpenAI-compatible server), or a list',
+    doc:
+      'upstream adapters in fallback order: anthropic, openai (any OpenAI-compatible server), echo (built in: answers ' +
+      'without a provider, to try the API or run tests; never for production), or a list',
   },
   ANTHROPIC_API_KEY: { schema: text, doc: 'key for the anthropic adapter' },
   ANTHROPIC_BASE_URL: {

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import type { UpstreamName } from './upstream-list.js'
 
 // STUDIO_MODEL_ALIASES: the model aliases a caller of the OpenAI- and Anthropic-compatible routes may name beyond
 // `primary` and `fast`, each with its model on each upstream, so that a fallback list of upstreams of different
@@ -43,12 +44,13 @@ export const modelAliases = v.pipe(
 
 // Every upstream a call may reach needs its model for each alias. Returns the variable and why, or null.
 export function aliasWithoutModel(config: {
-  STUDIO_UPSTREAM: readonly ('anthropic' | 'openai')[]
+  STUDIO_UPSTREAM: readonly UpstreamName[]
   STUDIO_MODEL_ALIASES?: ModelAliases
 }): [string, string] | null {
+  // echo answers every alias with its one model.
   for (const [alias, models] of Object.entries(config.STUDIO_MODEL_ALIASES ?? {}))
     for (const upstream of config.STUDIO_UPSTREAM)
-      if (models[upstream] === undefined)
+      if (upstream !== 'echo' && models[upstream] === undefined)
         return ['STUDIO_MODEL_ALIASES', `must give ${alias} a model for ${upstream}, which is in STUDIO_UPSTREAM`]
   return null
 }

@@ -1,14 +1,14 @@
 import * as v from 'valibot'
 
-const UPSTREAMS = ['anthropic', 'openai'] as const
-type UpstreamName = (typeof UPSTREAMS)[number]
+const UPSTREAMS = ['anthropic', 'openai', 'echo'] as const
+export type UpstreamName = (typeof UPSTREAMS)[number]
 // An ordered list of upstream names, tried in that order: `anthropic,openai`.
 export const upstreamList = v.pipe(
   v.string(),
   v.transform((s) => s.split(',').map((name) => name.trim())),
   v.check(
     (names) => names.every((n) => (UPSTREAMS as readonly string[]).includes(n)),
-    'must be anthropic, openai, or both in order, comma-separated (e.g. anthropic,openai)'
+    'must be anthropic, openai or echo, or several in order, comma-separated (e.g. anthropic,openai)'
   ),
   v.check((names) => new Set(names).size === names.length, 'must not name an upstream twice'),
   v.transform((names) => names as readonly UpstreamName[])
@@ -24,6 +24,8 @@ export function missingUpstream(config: {
   if (config.STUDIO_UPSTREAM.length < 2) return null
   const needs = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_BASE_URL' } as const
   for (const name of config.STUDIO_UPSTREAM) {
+    // echo answers in-process: it needs nothing.
+    if (name === 'echo') continue
     const variable = needs[name]
     if (config[variable] === undefined)
       return [variable, `must be set: ${name} is in STUDIO_UPSTREAM (${config.STUDIO_UPSTREAM.join(',')})`]
