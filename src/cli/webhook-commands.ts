@@ -1,5 +1,6 @@
 import { accountOfUser } from '../accounts/key-lifecycle.js'
 import { Email } from '../api/schemas.js'
+import { unansweredAs } from '../events/address.js'
 import { kindLabel } from '../events/endpoint-input.js'
 import {
   addEndpoint,
@@ -66,7 +67,7 @@ export const webhookCommands: Command[] = [
       return database(async (sql) => {
         const accountId = email === undefined ? undefined : await accountOfUser(sql, email)
         if (accountId === null) throw new Error(`no user with email ${email}`)
-        const last = (e: Endpoint) => (e.lastAttemptAt ? String(e.lastStatus ?? 'no answer') : '-')
+        const last = (e: Endpoint) => (e.lastAttemptAt ? String(e.lastStatus ?? unansweredAs(e.lastAnswer)) : '-')
         printTable(
           io,
           ['ID', 'ACCOUNT', 'URL', 'EVENTS', 'STATE', 'LAST_STATUS'],

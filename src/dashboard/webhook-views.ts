@@ -1,5 +1,6 @@
 import { SUBSCRIBABLE_TYPES } from '../outbox/catalogue.js'
 import type { LoggedEvent, LogPage } from '../events/delivery-log.js'
+import { unansweredAs } from '../events/address.js'
 import { ENDPOINT_KINDS, kindLabel } from '../events/endpoint-input.js'
 import type { Endpoint } from '../events/endpoints.js'
 import { html, type Html } from './html.js'
@@ -29,12 +30,12 @@ const stateOf = (e: Endpoint) =>
 
 const lastOf = (e: Endpoint) =>
   e.lastAttemptAt
-    ? html`${statusBadge(e.lastStatus)} ${when(e.lastAttemptAt)}`
+    ? html`${statusBadge(e.lastStatus, e.lastAnswer)} ${when(e.lastAttemptAt)}`
     : html`<span class="muted">none yet</span>`
 
-const statusBadge = (status: number | null) =>
+const statusBadge = (status: number | null, answer: string | null) =>
   status === null
-    ? html`<span class="badge revoked">no answer</span>`
+    ? html`<span class="badge revoked">${unansweredAs(answer)}</span>`
     : html`<span class="badge ${status >= 200 && status < 300 ? 'active' : 'failed'}">${status}</span>`
 
 // The kind selector and the fields every kind has (a Slack endpoint takes lead.created only: src/events/ says so when
@@ -117,7 +118,10 @@ action="/dashboard/webhooks/${endpointId}/resend">${csrfField(v)}
   if (!ev.attempts.length)
     return html`<tr>${head}<td colspan="4" class="muted">No attempt yet (made ${when(ev.createdAt)})</td>${resend}</tr>`
   return html`${ev.attempts.map(
-    (a, i) => html`<tr>${i === 0 ? head : ''}<td class="time">${when(a.at, true)}</td><td>${statusBadge(a.status)}</td>
+    (
+      a,
+      i
+    ) => html`<tr>${i === 0 ? head : ''}<td class="time">${when(a.at, true)}</td><td>${statusBadge(a.status, a.answer)}</td>
 <td class="num">${a.durationMs} ms</td><td><code class="answer">${a.answer || '(empty)'}</code></td>${
       i === 0 ? resend : ''
     }</tr>`

@@ -38,6 +38,20 @@ export function isForbiddenAddress(address: string): boolean {
   return family !== 6 || blocked.check(plain, 'ipv6')
 }
 
+// What a refusal for a private address says to do: the check runs where the endpoint is added (the CLI's process, or
+// the server for the dashboard) and again where it is delivered (the server), so both need the setting.
+export const ALLOW_PRIVATE_HINT =
+  'is allowed only with STUDIO_WEBHOOKS_ALLOW_PRIVATE=true (for a receiver on your own machine or network), ' +
+  'set for the server too, which delivers'
+
+// A delivery attempt the server refused for its address: the start of its answer in the delivery log, and what the
+// log and `webhooks list` show in place of a status.
+export const REFUSED_PRIVATE = 'refused: private address'
+
+// What an attempt without an HTTP status is shown as: refused here for its address, or no answer from the receiver.
+export const unansweredAs = (answer: string | null) =>
+  answer?.startsWith(REFUSED_PRIVATE) ? REFUSED_PRIVATE : 'no answer'
+
 export class ForbiddenAddressError extends Error {
   readonly code = 'WEBHOOK_FORBIDDEN_ADDRESS'
   constructor(host: string, address: string) {

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { ApiError } from '../http/errors.js'
-import { assertPublicHost } from './address.js'
+import { ALLOW_PRIVATE_HINT, assertPublicHost } from './address.js'
 import { type EventType, SUBSCRIBABLE_TYPES } from '../outbox/catalogue.js'
 
 export const ENDPOINT_KINDS = ['standard', 'slack'] as const
@@ -48,16 +48,21 @@ export async function checkEndpoint(input: EndpointInput, allowPrivate: boolean)
   if (!parsed.success) throw new ApiError({ code: 'invalid_request', message: parsed.issues[0].message })
   const url = new URL(parsed.output.url)
   const schemes = allowPrivate ? ['https:', 'http:'] : ['https:']
-  if (!schemes.includes(url.protocol))
-    throw new ApiError({ code: 'invalid_request', message: `the URL must be ${schemes.join(' or ')}` })
+  if (!schemes.includes(url.protocol)) {
+    const hint = allowPrivate ? '' : `; http: ${ALLOW_PRIVATE_HINT}`
+    throw new ApiError({ code: 'invalid_request', message: `the URL must be ${schemes.join(' or ')}${hint}` })
+  }
   if (url.username || url.password)
     throw new ApiError({ code: 'invalid_request', message: 'the URL must not carry credentials' })
   if (!allowPrivate) {
     try {
       await assertPublicHost(url.hostname)
     } catch (e) {
-      const reason = (e as { code?: string }).code === 'WEBHOOK_FORBIDDEN_ADDRESS' ? '' : 'cannot be resolved: '
-      throw new ApiError({ code: 'invalid_request', message: `the URL's host ${reason}${(e as Error).message}` })
+      const forbidden = (e as { code?: string }).code === 'WEBHOOK_FORBIDDEN_ADDRESS'
+      const message = forbidden
+        ? `the URL's host ${(e as Error).message}; such an address ${ALLOW_PRIVATE_HINT}`
+        : `the URL's host cannot be resolved: ${(e as Error).message}`
+      throw new ApiError({ code: 'invalid_request', message })
     }
   }
   const { accountId, kind, description } = parsed.output

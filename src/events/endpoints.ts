@@ -15,9 +15,11 @@ export interface Endpoint {
   description: string | null
   disabledReason: string | null
   createdAt: Date
-  // The status of the last attempt to deliver to it (null: no answer, or none yet), and when it was.
+  // The status of the last attempt to deliver to it (null: no answer, or none yet), when it was, and the start of
+  // its answer (which says why there was no status: address.ts's unansweredAs).
   lastStatus: number | null
   lastAttemptAt: Date | null
+  lastAnswer: string | null
 }
 
 // How long the old secret still signs after a rotation.
@@ -66,10 +68,10 @@ async function changed(
 const selectEndpoints = (sql: Sql, where: postgres.PendingQuery<postgres.Row[]>) => sql<Endpoint[]>`
   select w.id, w.account_id as "accountId", w.url, w.kind, w.event_types as events, w.description,
          w.disabled_reason as "disabledReason", w.created_at as "createdAt",
-         last.status as "lastStatus", last.at as "lastAttemptAt"
+         last.status as "lastStatus", last.at as "lastAttemptAt", left(last.answer, 100) as "lastAnswer"
   from webhook_endpoints w
   left join lateral (
-    select a.status, a.at from webhook_attempts a where a.endpoint_id = w.id order by a.at desc, a.id desc limit 1
+    select a.status, a.at, a.answer from webhook_attempts a where a.endpoint_id = w.id order by a.at desc, a.id desc limit 1
   ) last on true
   where ${where}
   order by w.created_at, w.id`

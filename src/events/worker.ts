@@ -17,6 +17,7 @@ import { createLane, type Lane, type LaneSpec } from './lane.js'
 import { outcomeOf } from './outcome.js'
 import { WAKE_CHANNEL } from '../outbox/event.js'
 import { postWebhook } from './post.js'
+import { REFUSED_PRIVATE } from './address.js'
 import { signedHeaders } from './signature.js'
 import { slackMessage } from './slack.js'
 
@@ -130,6 +131,15 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     const post = { url: c.url, body, headers, userAgent: o.userAgent, timeoutMs: o.timeoutMs }
     const result = await postWebhook(o.dispatcher, { ...post, signal: stop.signal })
     if (stop.signal.aborted) return
+    if (result.status === null && result.answer.startsWith(REFUSED_PRIVATE))
+      log.warn(
+        `webhook delivery ${REFUSED_PRIVATE}: the server delivers there only with STUDIO_WEBHOOKS_ALLOW_PRIVATE=true`,
+        {
+          event: c.eventId,
+          endpoint: c.endpointId,
+          why: result.answer.slice(REFUSED_PRIVATE.length + 2),
+        }
+      )
     const outcome = outcomeOf(c, result, at.getTime(), random)
     const attempt = { ...result, at }
     if (outcome.kind === 'delivered') await writeDelivered({ claim: c, attempt })

@@ -64,6 +64,10 @@ t.test('a private address is refused without STUDIO_WEBHOOKS_ALLOW_PRIVATE; bad 
     t.equal(r.code, 1, args.join(' '))
     t.match(r.err[0], message)
   }
+  for (const url of ['https://localhost/hook', 'http://93.184.216.34/hook']) {
+    const r = await cli(['webhooks', 'add', '--email', 'hooks@example.com', '--url', url])
+    t.match(r.err, [/STUDIO_WEBHOOKS_ALLOW_PRIVATE=true .*set for the server too/], `${url}: the setting, and where`)
+  }
   const nobody = await cli(['webhooks', 'add', '--email', 'nobody@example.com', '--url', 'https://93.184.216.34/'])
   t.match(nobody.err[0], /no user with email/)
   t.equal((await cli(['webhooks', 'add', '--url', 'https://93.184.216.34/'])).code, 2, '--email is needed')

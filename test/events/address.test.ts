@@ -54,7 +54,9 @@ t.test('an endpoint on a forbidden address is refused when it is added', async (
     await t.rejects(checkEndpoint({ accountId: account, url }, false), { code: 'invalid_request' }, url)
   }
   await t.rejects(checkEndpoint({ accountId: account, url: 'http://93.184.216.34/' }, false), {
-    message: 'the URL must be https:',
+    message:
+      'the URL must be https:; http: is allowed only with STUDIO_WEBHOOKS_ALLOW_PRIVATE=true (for a receiver on ' +
+      'your own machine or network), set for the server too, which delivers',
   })
   const ok = await checkEndpoint(
     { accountId: account, url: 'https://93.184.216.34/h', events: ['lead.created'] },
