@@ -9,7 +9,7 @@ import type { Logger } from './ops/log.js'
 import { createMetrics, type Metrics } from './ops/service-metrics.js'
 import { serveMetrics } from './http/metrics-listener.js'
 import { migrate } from './storage/migrate.js'
-import { listen, urlOf } from './ops/listen.js'
+import { checkPortFree, listenApi, urlOf } from './ops/listen.js'
 import type { Transport } from './ops/transport.js'
 import { createDispatcher } from './completions/dispatcher.js'
 import { adaptersFor, createUpstreams } from './completions/fallback.js'
@@ -113,6 +113,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // The webhook worker starts once the server listens. Never settled when the start fails.
   let listened = () => {}
   const listening = new Promise<void>((ok) => (listened = ok))
+  await checkPortFree(config.PORT, config.HOST)
   const db = await openMigrated(config, opts)
   const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
   await keys.refresh()
@@ -157,7 +158,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   })
   const pages = dashboardPages({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)
   const { server } = createHttpServer({ ...limits, config, keys, log, routes, metrics, pages, tracer, origins })
-  await listen(server, { port: config.PORT, host: config.HOST })
+  await listenApi(server, config.PORT, config.HOST)
   listened()
   const url = urlOf(server, config.HOST)
   publicUrl ||= url
