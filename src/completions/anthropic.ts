@@ -76,7 +76,8 @@ export function anthropicAdapter(config: UpstreamConfig): Adapter {
     models: modelsOf(config, 'anthropic', 'claude-sonnet-4-5', 'claude-haiku-4-5'),
     notConfigured: config.ANTHROPIC_API_KEY
       ? null
-      : 'AI completions are not configured: set ANTHROPIC_API_KEY (or STUDIO_UPSTREAM=openai with OPENAI_BASE_URL)',
+      : 'AI completions are not configured: set ANTHROPIC_API_KEY, or STUDIO_UPSTREAM=openai with OPENAI_BASE_URL ' +
+        '(any OpenAI-compatible server), or STUDIO_UPSTREAM=echo to try the API without a provider',
     requestIdHeader: 'request-id',
     endpoint: { path, headers },
     request(call: CompletionCall) {

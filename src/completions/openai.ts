@@ -52,7 +52,8 @@ export function openaiAdapter(config: UpstreamConfig): Adapter {
     models: modelsOf(config, 'openai', 'gpt-4.1', 'gpt-4.1-mini'),
     notConfigured: config.OPENAI_BASE_URL
       ? null
-      : 'AI completions are not configured: set OPENAI_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
+      : 'AI completions are not configured: STUDIO_UPSTREAM=openai needs OPENAI_BASE_URL (e.g. ' +
+        'http://127.0.0.1:11434/v1 for Ollama), or set STUDIO_UPSTREAM=echo to try the API without a provider',
     requestIdHeader: 'x-request-id',
     endpoint: { path, headers },
     request(call: CompletionCall) {

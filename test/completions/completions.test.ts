@@ -336,11 +336,18 @@ t.test('not configured → 503 ai_not_configured naming the variable; everything
   t.equal(r.status, 503)
   const e = ((await r.json()) as any).error
   t.equal(e.code, 'ai_not_configured')
-  t.match(e.message, 'ANTHROPIC_API_KEY')
+  t.equal(
+    e.message,
+    'AI completions are not configured: set ANTHROPIC_API_KEY, or STUDIO_UPSTREAM=openai with OPENAI_BASE_URL ' +
+      '(any OpenAI-compatible server), or STUDIO_UPSTREAM=echo to try the API without a provider'
+  )
   t.equal((await bare.fetch('/api/v1/me', { key: k })).status, 200)
   const o = await startTestServer(t, { STUDIO_UPSTREAM: 'openai' }, { dbEnv })
   const r2 = await o.fetch('/api/v1/ai/completions', { method: 'POST', key: await o.key(), json: hello })
-  t.match(((await r2.json()) as any).error.message, 'OPENAI_BASE_URL')
+  t.match(
+    ((await r2.json()) as any).error.message,
+    /STUDIO_UPSTREAM=openai needs OPENAI_BASE_URL .*STUDIO_UPSTREAM=echo/
+  )
 })
 
 t.test('openai-compatible upstream', async (t) => {
