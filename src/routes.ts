@@ -4,6 +4,7 @@ import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
 import { openApiRoute } from './api/openapi.js'
 import { chatCompletionsRoute } from './completions/chat-completions.js'
+import { countTokensRoute } from './completions/count-tokens.js'
 import { completionsRoute, type CompletionsDeps } from './completions/completions.js'
 import { messagesRoute } from './completions/messages.js'
 import { modelsRoute } from './completions/models.js'
@@ -35,6 +36,7 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
     chatCompletionsRoute(completions), // POST /api/v1/chat/completions
     modelsRoute(completions), // GET /api/v1/models
     messagesRoute(completions), // POST /api/v1/messages
+    countTokensRoute(completions), // POST /api/v1/messages/count_tokens
     leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json

@@ -111,3 +111,14 @@ export const AnthropicMessage = v.pipe(
 )
 
 export const AnthropicStreamEvent = v.pipe(v.looseObject({ type: v.string() }), v.title('AnthropicStreamEvent'))
+
+export const AnthropicCountTokensRequest = v.pipe(
+  v.looseObject({
+    model: v.pipe(v.string(), v.description('A model alias: `primary`, `fast` or one the operator configured.')),
+    messages: v.array(v.looseObject({ role: v.string() })),
+  }),
+  v.title('AnthropicCountTokensRequest'),
+  v.description("Anthropic's count_tokens request: a Messages request without `max_tokens` and `stream`.")
+)
+
+export const AnthropicTokenCount = v.pipe(v.looseObject({ input_tokens: v.number() }), v.title('AnthropicTokenCount'))

@@ -35,6 +35,8 @@ export interface Try {
 export interface Upstreams {
   // The first upstream's model for an alias (a call's model until an upstream answers).
   model(alias: Alias): string
+  // The first upstream's adapter: count_tokens asks it alone (a count is of one model's tokens).
+  first(): Adapter
   notConfigured(): ApiError | null
   // The model aliases a call may name: `primary`, `fast` and the operator's.
   aliases(): Alias[]
@@ -136,6 +138,7 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
 
   return {
     model: (alias) => list[0].adapter.models[alias],
+    first: () => list[0].adapter,
     notConfigured: () => notConfigured(list[0].adapter),
     aliases: () => Object.keys(list[0].adapter.models),
     protocols: () => [...new Set(list.map((u) => u.adapter.protocol))],

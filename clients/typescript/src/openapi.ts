@@ -221,6 +221,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/count_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count a message's input tokens (Anthropic-compatible); spends no quota unit */
+        post: operations["countMessageTokens"];
+        delete?: never;
+        /** The methods this path allows (no key needed) */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content; `Allow` lists the methods */
+                204: {
+                    headers: {
+                        /** @description The methods of this path. */
+                        Allow?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                400: components["responses"]["BadRequest"];
+                404: components["responses"]["NotFound"];
+                405: components["responses"]["MethodNotAllowed"];
+                408: components["responses"]["RequestTimeout"];
+                413: components["responses"]["PayloadTooLarge"];
+                431: components["responses"]["HeaderTooLarge"];
+                500: components["responses"]["InternalError"];
+            };
+        };
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/leads": {
         parameters: {
             query?: never;
@@ -585,6 +629,21 @@ export interface components {
                 role: string;
             }[];
             stream?: boolean;
+        };
+        /** AnthropicTokenCount */
+        AnthropicTokenCount: {
+            input_tokens: number;
+        };
+        /**
+         * AnthropicCountTokensRequest
+         * @description Anthropic's count_tokens request: a Messages request without `max_tokens` and `stream`.
+         */
+        AnthropicCountTokensRequest: {
+            /** @description A model alias: `primary`, `fast` or one the operator configured. */
+            model: string;
+            messages: {
+                role: string;
+            }[];
         };
         /** LeadCreated */
         LeadCreated: {
@@ -2484,6 +2543,482 @@ export interface operations {
                              * @enum {string}
                              */
                             code: "rate_limited" | "quota_exceeded" | "key_quota_exceeded";
+                        };
+                    };
+                };
+            };
+            /** @description Request headers too large: header_too_large */
+            431: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "header_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Internal error: internal_error */
+            500: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "internal_error";
+                        };
+                    };
+                };
+            };
+            /** @description Bad upstream answer: upstream_error */
+            502: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "upstream_error";
+                        };
+                    };
+                };
+            };
+            /** @description Service unavailable: service_unavailable, ai_not_configured */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "service_unavailable" | "ai_not_configured";
+                        };
+                    };
+                };
+            };
+            /** @description Upstream timeout: upstream_timeout */
+            504: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "upstream_timeout";
+                        };
+                    };
+                };
+            };
+            /** @description Every upstream is overloaded or unavailable: upstream_unavailable */
+            529: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "upstream_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    countMessageTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnthropicCountTokensRequest"];
+            };
+        };
+        responses: {
+            /** @description The input tokens, as the alias's first upstream counted them (an Anthropic one), or estimated (an OpenAI-compatible one): a quarter of the UTF-8 bytes of the text, rounded up, plus 1600 per image */
+            200: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description `true` when the count is an estimate; absent when the upstream counted. */
+                    "x-studio-token-estimate"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicTokenCount"];
+                };
+            };
+            /** @description Bad request: bad_request */
+            400: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "bad_request";
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "unauthorized";
+                        };
+                    };
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Not found: not_found, model_not_found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "not_found" | "model_not_found";
+                        };
+                    };
+                };
+            };
+            /** @description Method not allowed: method_not_allowed */
+            405: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "method_not_allowed";
+                        };
+                    };
+                };
+            };
+            /** @description Request timeout: request_timeout */
+            408: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "request_timeout";
+                        };
+                    };
+                };
+            };
+            /** @description Request too large: payload_too_large */
+            413: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Unsupported media type: unsupported_media_type */
+            415: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "unsupported_media_type";
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input: invalid_request, invalid_json */
+            422: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "invalid_request" | "invalid_json";
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "rate_limited";
                         };
                     };
                 };

@@ -344,6 +344,27 @@ class AnthropicMessagesRequest(_AnthropicMessagesRequestRequired, total=False):
 
 
 @dataclass(frozen=True)
+class AnthropicTokenCount:
+    input_tokens: float
+    _request_id: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> AnthropicTokenCount:
+        return cls(
+            input_tokens=data["input_tokens"],
+            _request_id=request_id,
+        )
+
+
+class AnthropicCountTokensRequest(TypedDict):
+    """Anthropic's count_tokens request: a Messages request without `max_tokens` and `stream`."""
+
+    model: str
+    """A model alias: `primary`, `fast` or one the operator configured."""
+    messages: list[ChatCompletionRequestMessage]
+
+
+@dataclass(frozen=True)
 class LeadCreated:
     id: str
     """Identifier of the new lead."""
