@@ -11,7 +11,14 @@ import {
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
 import type { TestServer } from '../support/server.js'
-import { sdkUpstreams, streamFailure, used } from '../support/sdk-upstreams.js'
+import {
+  movableClock,
+  notingFetch,
+  RATE_WINDOW_ALMOST_OVER_MS,
+  sdkUpstreams,
+  streamFailure,
+  used,
+} from '../support/sdk-upstreams.js'
 import type { Teardown } from '../support/teardown.js'
 
 // POST /api/v1/chat/completions driven by the official `openai` SDK, against fake upstreams of both protocols: the
@@ -27,24 +34,6 @@ const client = (s: TestServer, apiKey: string, maxRetries = 0) =>
 
 const event = (type: string, data: Record<string, unknown>) =>
   `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-
-// An Anthropic stream of two tool calls, each one's JSON arguments split mid-token.
-function twoToolCalls() {
-  const message = { id: 'msg_2', type: 'message', role: 'assistant', content: [], model: 'claude-x' }
-  let s = event('message_start', { message: { ...message, usage: { input_tokens: 9, output_tokens: 1 } } })
-  const calls = [
-    ['toolu_a', 'weather', ['{"ci', 'ty": "Pa', 'ris"}']],
-    ['toolu_b', 'time', ['{"zo', 'ne": "CET"}']],
-  ] as const
-  calls.forEach(([id, name, parts], index) => {
-    s += event('content_block_start', { index, content_block: { type: 'tool_use', id, name, input: {} } })
-    for (const partial_json of parts)
-      s += event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } })
-    s += event('content_block_stop', { index })
-  })
-  s += event('message_delta', { delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 20 } })
-  return s + event('message_stop', {})
-}
 
 t.test('happy', async (t) => {
   t.test(
@@ -75,9 +64,9 @@ t.test('happy', async (t) => {
   })
 
   t.test('a streamed answer from each upstream, with the usage chunk asked for', async (t) => {
-    for (const [upstream, body, text, prompt] of [
-      ['openai', openaiStream(['Hi', ' there']), 'Hi there', 20],
-      ['anthropic', anthropicStream(['Hello', ', world']), 'Hello, world', 15],
+    for (const [upstream, body, text, prompt, cached] of [
+      ['openai', openaiStream(['Hi', ' there']), 'Hi there', 20, 8],
+      ['anthropic', anthropicStream(['Hello', ', world']), 'Hello, world', 15, 3],
     ] as const) {
       const { s, openai, anthropic } = await serve(t, upstream)
       ;(upstream === 'openai' ? openai : anthropic).next(sse(body))
@@ -97,8 +86,68 @@ t.test('happy', async (t) => {
       }
       t.equal(content, text, upstream)
       t.equal(usage?.prompt_tokens, prompt, upstream)
+      t.equal(usage?.prompt_tokens_details?.cached_tokens, cached, upstream)
       await eventually(async () => t.equal(await used(s, key), 1))
     }
+  })
+
+  t.test(
+    'with the same protocol, an unknown member reaches the upstream and the answer is as it sent it',
+    async (t) => {
+      const { s, openai } = await serve(t, 'openai')
+      const sent = openaiCompletion({ system_fingerprint: 'fp_1', brand_new: { level: 2 } })
+      openai.next(json(200, sent))
+      const request = { model: 'fast', messages: hello, max_tokens: 50, brand_new_option: { level: 2 } }
+      const raw = await client(s, await s.key())
+        .chat.completions.create(request as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .asResponse()
+      t.same(await raw.json(), { ...sent, model: 'fast' })
+      t.same(openai.seen[0].body, { ...request, model: 'gpt-4.1-mini' })
+    }
+  )
+
+  t.test('with the same protocol, a stream comes back chunk for chunk but for the model', async (t) => {
+    const { s, openai } = await serve(t, 'openai')
+    const body = openaiStream(['Hi', ' there'])
+    openai.next(sse(body))
+    const stream = await client(s, await s.key()).chat.completions.create({
+      model: 'fast',
+      messages: hello,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    const chunks: unknown[] = []
+    for await (const chunk of stream) chunks.push(chunk)
+    const sent = [...body.matchAll(/^data: (\{.*)\r$/gm)].map((m) => ({ ...JSON.parse(m[1]), model: 'fast' }))
+    t.same(chunks, sent)
+  })
+
+  t.test('cache writes are counted in prompt_tokens and named apart, whole and streamed', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    const usage = { input_tokens: 12, output_tokens: 5, cache_read_input_tokens: 3, cache_creation_input_tokens: 4 }
+    const streamed = anthropicStream(['Hi']).replace(
+      '"cache_creation_input_tokens":0',
+      '"cache_creation_input_tokens":4'
+    )
+    anthropic.next(json(200, anthropicMessage({ usage })), sse(streamed))
+    const sdk = client(s, await s.key())
+    const expected = {
+      prompt_tokens: 19,
+      completion_tokens: 5,
+      total_tokens: 24,
+      prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 4 },
+    }
+    const whole = await sdk.chat.completions.create({ model: 'fast', messages: hello })
+    t.same(whole.usage, expected)
+    const stream = await sdk.chat.completions.create({
+      model: 'fast',
+      messages: hello,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    let last: OpenAI.CompletionUsage | null | undefined
+    for await (const chunk of stream) last = chunk.usage ?? last
+    t.same(last, expected)
   })
 
   t.test('a call naming no max_tokens reaches the upstream with the native default, 1024', async (t) => {
@@ -123,60 +172,6 @@ t.test('happy', async (t) => {
     for await (const chunk of stream) chunks.push(chunk)
     t.notOk(chunks.some((c) => c.usage))
     t.same(openai.seen[0].body.stream_options, { include_usage: true })
-  })
-
-  t.test('a tool call to an Anthropic upstream, its result sent back, and the final answer', async (t) => {
-    const { s, anthropic } = await serve(t, 'anthropic')
-    const tools: OpenAI.ChatCompletionTool[] = [
-      {
-        type: 'function',
-        function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
-      },
-    ]
-    anthropic.next(
-      json(
-        200,
-        anthropicMessage({
-          content: [{ type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Paris' } }],
-          stop_reason: 'tool_use',
-        })
-      ),
-      json(200, anthropicMessage({ content: [{ type: 'text', text: 'Sunny in Paris' }] }))
-    )
-    const openai = client(s, await s.key())
-    const first = await openai.chat.completions.create({ model: 'primary', messages: hello, tools })
-    const call = first.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall
-    t.equal(first.choices[0].finish_reason, 'tool_calls')
-    t.same(JSON.parse(call.function.arguments), { city: 'Paris' })
-    const messages: OpenAI.ChatCompletionMessageParam[] = [
-      ...hello,
-      first.choices[0].message,
-      { role: 'tool', tool_call_id: call.id, content: '22°C, sunny' },
-    ]
-    const second = await openai.chat.completions.create({ model: 'primary', messages, tools })
-    t.equal(second.choices[0].message.content, 'Sunny in Paris')
-    const sent = anthropic.seen[1].body
-    t.same(sent.messages[2], {
-      role: 'user',
-      content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '22°C, sunny' }],
-    })
-    t.same(sent.tools[0].name, 'weather')
-  })
-
-  t.test('two parallel tool calls streamed from an Anthropic upstream', async (t) => {
-    const { s, anthropic } = await serve(t, 'anthropic')
-    anthropic.next(sse(twoToolCalls(), { sizes: [5, 11, 3] }))
-    const stream = client(s, await s.key()).chat.completions.stream({ model: 'fast', messages: hello, stream: true })
-    const done = await stream.finalChatCompletion()
-    const calls = done.choices[0].message.tool_calls as OpenAI.ChatCompletionMessageFunctionToolCall[]
-    t.same(
-      calls.map((c) => [c.id, c.function.name, JSON.parse(c.function.arguments)]),
-      [
-        ['toolu_a', 'weather', { city: 'Paris' }],
-        ['toolu_b', 'time', { zone: 'CET' }],
-      ]
-    )
-    t.equal(done.choices[0].finish_reason, 'tool_calls')
   })
 })
 
@@ -245,6 +240,24 @@ t.test('errors', async (t) => {
     t.ok(e instanceof OpenAI.NotFoundError)
     t.equal(e.code, 'model_not_found')
   })
+
+  t.test(
+    "the key's rate limit is a 429 the SDK retries after its retry-after, then the call goes through",
+    async (t) => {
+      const clock = movableClock()
+      const { s, openai } = await sdkUpstreams(t, dbEnv, 'openai', {}, { clock: clock.now })
+      const key = await s.key({ email: `rate-${Date.now()}@example.com`, limits: { rateLimit: 1 } })
+      const answers: string[] = []
+      const sdk = new OpenAI({ baseURL: `${s.url}/api/v1`, apiKey: key, maxRetries: 1, fetch: notingFetch(answers) })
+      const first = clock.now()
+      await sdk.chat.completions.create({ model: 'fast', messages: hello })
+      clock.set(first + RATE_WINDOW_ALMOST_OVER_MS)
+      const answer = await sdk.chat.completions.create({ model: 'fast', messages: hello })
+      t.equal(answer.choices[0].message.content, 'Hi there')
+      t.same(answers, ['200', '429 retry-after', '200'])
+      t.equal(openai.seen.length, 2)
+    }
+  )
 
   t.test('the quota spent is a 429 the SDK does not retry', async (t) => {
     const { s, openai } = await serve(t, 'openai', { STUDIO_QUOTA_FREE: '1' })

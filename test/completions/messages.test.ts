@@ -1,10 +1,24 @@
 import t from 'tap'
 import Anthropic from '@anthropic-ai/sdk'
-import { anthropicStream, json, openaiCompletion, openaiStream, sse } from '../support/fake-upstream.js'
+import {
+  anthropicMessage,
+  anthropicStream,
+  json,
+  openaiCompletion,
+  openaiStream,
+  sse,
+} from '../support/fake-upstream.js'
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
 import type { TestServer } from '../support/server.js'
-import { sdkUpstreams, streamFailure, used } from '../support/sdk-upstreams.js'
+import {
+  movableClock,
+  notingFetch,
+  RATE_WINDOW_ALMOST_OVER_MS,
+  sdkUpstreams,
+  streamFailure,
+  used,
+} from '../support/sdk-upstreams.js'
 import type { Teardown } from '../support/teardown.js'
 
 // POST /api/v1/messages driven by the official `@anthropic-ai/sdk`, against fake upstreams of both protocols: the
@@ -20,29 +34,6 @@ const serve = (t: Teardown, upstream: string, env: Record<string, string> = {}) 
 
 const client = (s: TestServer, apiKey: string, maxRetries = 0) =>
   new Anthropic({ baseURL: `${s.url}/api`, apiKey, maxRetries })
-
-// An OpenAI stream of two parallel tool calls, each one's arguments split mid-token.
-function twoToolCalls() {
-  const head = { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 1, model: 'gpt-x' }
-  const chunk = (delta: unknown, finish: string | null = null, usage: unknown = null) =>
-    `data: ${JSON.stringify({ ...head, choices: usage ? [] : [{ index: 0, delta, finish_reason: finish }], usage })}\n\n`
-  const call = (index: number, id: string | undefined, name: string | undefined, args: string) => ({
-    tool_calls: [
-      { index, ...(id ? { id, type: 'function' } : {}), function: { ...(name ? { name } : {}), arguments: args } },
-    ],
-  })
-  return (
-    chunk({ role: 'assistant', content: null }) +
-    chunk(call(0, 'call_a', 'weather', '')) +
-    chunk(call(0, undefined, undefined, '{"ci')) +
-    chunk(call(0, undefined, undefined, 'ty": "Paris"}')) +
-    chunk(call(1, 'call_b', 'time', '{"zo')) +
-    chunk(call(1, undefined, undefined, 'ne": "CET"}')) +
-    chunk({}, 'tool_calls') +
-    chunk(null, null, { prompt_tokens: 9, completion_tokens: 20, total_tokens: 29 }) +
-    'data: [DONE]\n\n'
-  )
-}
 
 t.test('happy', async (t) => {
   t.test('a whole answer from an Anthropic upstream passes through, with x-api-key', async (t) => {
@@ -96,66 +87,99 @@ t.test('happy', async (t) => {
     }
   })
 
-  t.test('a tool call to an OpenAI-compatible upstream, its result sent back, and the final answer', async (t) => {
-    const { s, openai } = await serve(t, 'openai')
-    const tools: Anthropic.Tool[] = [
-      { name: 'weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
-    ]
-    const toolCall = { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }
-    openai.next(
-      json(
-        200,
-        openaiCompletion({
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content: null, tool_calls: [toolCall] },
-              finish_reason: 'tool_calls',
-            },
-          ],
-        })
-      ),
-      json(
-        200,
-        openaiCompletion({
-          choices: [{ index: 0, message: { role: 'assistant', content: 'Sunny' }, finish_reason: 'stop' }],
-        })
-      )
-    )
-    const sdk = client(s, await s.key())
-    const first = await sdk.messages.create({ model: 'fast', max_tokens: 50, messages: hello, tools })
-    t.equal(first.stop_reason, 'tool_use')
-    const use = first.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock
-    t.same(use.input, { city: 'Paris' })
-    const second = await sdk.messages.create({
+  t.test(
+    'with the same protocol, an unknown member reaches the upstream and the answer is as it sent it',
+    async (t) => {
+      const { s, anthropic } = await serve(t, 'anthropic')
+      const sent = anthropicMessage({ content: [{ type: 'text', text: 'Hello' }], brand_new: { level: 2 } })
+      anthropic.next(json(200, sent))
+      const request = { model: 'fast', max_tokens: 50, messages: hello, brand_new_option: { level: 2 } }
+      const raw = await client(s, await s.key())
+        .messages.create(request as Anthropic.MessageCreateParamsNonStreaming)
+        .asResponse()
+      t.same(await raw.json(), { ...sent, model: 'fast' })
+      t.same(anthropic.seen[0].body, { ...request, model: 'claude-haiku-4-5' })
+    }
+  )
+
+  t.test('with the same protocol, a stream comes back event for event but for the model', async (t) => {
+    const { s, anthropic } = await serve(t, 'anthropic')
+    const body = anthropicStream(['Hello', ', world'])
+    anthropic.next(sse(body))
+    const stream = await client(s, await s.key()).messages.create({
       model: 'fast',
       max_tokens: 50,
-      tools,
-      messages: [
-        ...hello,
-        { role: 'assistant', content: first.content },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '22°C' }] },
-      ],
+      messages: hello,
+      stream: true,
     })
-    t.same(second.content, [{ type: 'text', text: 'Sunny', citations: null }])
-    t.same(openai.seen[1].body.messages.at(-1), { role: 'tool', tool_call_id: 'call_1', content: '22°C' })
+    const events: any[] = []
+    for await (const e of stream) events.push(e)
+    const sent = [...body.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1])).filter((e) => e.type !== 'ping')
+    sent[0].message.model = 'fast'
+    t.same(events, sent)
   })
 
-  t.test('two parallel tool calls streamed from an OpenAI-compatible upstream', async (t) => {
-    const { s, openai } = await serve(t, 'openai')
-    openai.next(sse(twoToolCalls(), { sizes: [5, 11, 3] }))
-    const done = await client(s, await s.key())
-      .messages.stream({ model: 'fast', max_tokens: 50, messages: hello })
-      .finalMessage()
-    t.same(
-      done.content.map((b) => (b.type === 'tool_use' ? [b.id, b.name, b.input] : b.type)),
+  t.test('usage and cached tokens, whole and streamed, from each upstream', async (t) => {
+    const cached = { input_tokens: 12, output_tokens: 5, cache_read_input_tokens: 3, cache_creation_input_tokens: 4 }
+    const openaiUsage = {
+      prompt_tokens: 20,
+      completion_tokens: 7,
+      total_tokens: 27,
+      prompt_tokens_details: { cached_tokens: 8 },
+    }
+    const fromOpenAI = {
+      input_tokens: 12,
+      output_tokens: 7,
+      cache_read_input_tokens: 8,
+      cache_creation_input_tokens: 0,
+    }
+    for (const [upstream, whole, streamed, expected] of [
       [
-        ['call_a', 'weather', { city: 'Paris' }],
-        ['call_b', 'time', { zone: 'CET' }],
-      ]
-    )
-    t.equal(done.stop_reason, 'tool_use')
+        'anthropic',
+        anthropicMessage({ usage: cached }),
+        anthropicStream(['Hi']).replace('"cache_creation_input_tokens":0', '"cache_creation_input_tokens":4'),
+        cached,
+      ],
+      ['openai', openaiCompletion({ usage: openaiUsage }), openaiStream(['Hi']), fromOpenAI],
+    ] as const) {
+      const { s, openai, anthropic } = await serve(t, upstream)
+      ;(upstream === 'openai' ? openai : anthropic).next(json(200, whole), sse(streamed))
+      const sdk = client(s, await s.key())
+      const answer = await sdk.messages.create({ model: 'fast', max_tokens: 50, messages: hello })
+      t.match(answer.usage, expected, `${upstream}, whole`)
+      const done = await sdk.messages.stream({ model: 'fast', max_tokens: 50, messages: hello }).finalMessage()
+      t.match(done.usage, expected, `${upstream}, streamed`)
+    }
   })
+})
+
+t.test('fallback from an overloaded Anthropic upstream to an OpenAI-compatible one, whole and streamed', async (t) => {
+  const { s, anthropic, openai } = await serve(t, 'anthropic,openai')
+  anthropic.next(overloaded, overloaded)
+  openai.next(json(200, openaiCompletion()), sse(openaiStream(['Hi', ' again'])))
+  const key = await s.key()
+  const sdk = client(s, key)
+  const whole = await sdk.messages.create({ model: 'fast', max_tokens: 50, messages: hello, stop_sequences: ['###'] })
+  t.same(whole.content, [{ type: 'text', text: 'Hi there', citations: null }])
+  t.equal(whole.model, 'fast')
+  const done = await sdk.messages.stream({ model: 'fast', max_tokens: 50, messages: hello }).finalMessage()
+  t.match(done.content, [{ type: 'text', text: 'Hi again' }])
+  t.equal(done.model, 'fast')
+  t.same(
+    anthropic.seen.map((r) => [r.body.model, r.body.stop_sequences]),
+    [
+      ['claude-haiku-4-5', ['###']],
+      ['claude-haiku-4-5', undefined],
+    ]
+  )
+  t.same(
+    openai.seen.map((r) => [r.body.model, r.body.stop, r.body.messages]),
+    [
+      ['gpt-4.1-mini', ['###'], hello],
+      ['gpt-4.1-mini', undefined, hello],
+    ]
+  )
+  await eventually(async () => t.equal(await used(s, key), 2))
 })
 
 t.test('errors', async (t) => {
@@ -208,6 +232,24 @@ t.test('errors', async (t) => {
     t.equal(e.status, 529)
     t.equal(e.error.error.type, 'overloaded_error')
   })
+
+  t.test(
+    "the key's rate limit is a 429 the SDK retries after its retry-after, then the call goes through",
+    async (t) => {
+      const clock = movableClock()
+      const { s, anthropic } = await sdkUpstreams(t, dbEnv, 'anthropic', {}, { clock: clock.now })
+      const key = await s.key({ email: `rate-${Date.now()}@example.com`, limits: { rateLimit: 1 } })
+      const answers: string[] = []
+      const sdk = new Anthropic({ baseURL: `${s.url}/api`, apiKey: key, maxRetries: 1, fetch: notingFetch(answers) })
+      const first = clock.now()
+      await sdk.messages.create({ model: 'fast', max_tokens: 5, messages: hello })
+      clock.set(first + RATE_WINDOW_ALMOST_OVER_MS)
+      const answer = await sdk.messages.create({ model: 'fast', max_tokens: 5, messages: hello })
+      t.same(answer.content, [{ type: 'text', text: 'Hello' }])
+      t.same(answers, ['200', '429 retry-after', '200'])
+      t.equal(anthropic.seen.length, 2)
+    }
+  )
 
   t.test('an alias nobody configured is NotFound, a spent quota a RateLimit the SDK does not retry', async (t) => {
     const { s, anthropic } = await serve(t, 'anthropic', { STUDIO_QUOTA_FREE: '1' })

@@ -202,3 +202,81 @@ export function openaiStream(pieces = ['Hi', ' there'], usage = true) {
   if (usage) s += `data: ${JSON.stringify({ ...head, choices: [], usage: counts })}\r\n\r\n`
   return `${s}data: [DONE]\r\n\r\n`
 }
+
+// Tool calls as an upstream makes them: each one's JSON arguments in the pieces a stream sends them in, split
+// mid-token (inside a key, inside a string).
+export interface ToolCallPieces {
+  id: string
+  name: string
+  pieces: string[]
+}
+
+const TWO_TOOL_CALLS: ToolCallPieces[] = [
+  { id: 'call_a', name: 'weather', pieces: ['{"ci', 'ty": "Pa', 'ris"}'] },
+  { id: 'call_b', name: 'time', pieces: ['{"zo', 'ne": "CET"}'] },
+]
+
+// A whole answer of these tool calls, in each protocol.
+export const anthropicToolUse = (calls: ToolCallPieces[] = TWO_TOOL_CALLS) =>
+  anthropicMessage({
+    content: calls.map(({ id, name, pieces }) => ({ type: 'tool_use', id, name, input: JSON.parse(pieces.join('')) })),
+    stop_reason: 'tool_use',
+  })
+
+export const openaiToolCalls = (calls: ToolCallPieces[] = TWO_TOOL_CALLS) =>
+  openaiCompletion({
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: calls.map(({ id, name, pieces }) => ({
+            id,
+            type: 'function',
+            function: { name, arguments: pieces.join('') },
+          })),
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
+  })
+
+// A Messages stream of these tool calls: a tool_use block each, its input in input_json_delta pieces.
+export function anthropicToolStream(calls: ToolCallPieces[] = TWO_TOOL_CALLS) {
+  const message = { id: 'msg_2', type: 'message', role: 'assistant', content: [], model: 'claude-x' }
+  const usage = { input_tokens: 9, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 1 }
+  let s = event('message_start', { type: 'message_start', message: { ...message, usage } })
+  calls.forEach(({ id, name, pieces }, index) => {
+    const block = { type: 'tool_use', id, name, input: {} }
+    s += event('content_block_start', { type: 'content_block_start', index, content_block: block })
+    for (const partial_json of pieces)
+      s += event('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json },
+      })
+    s += event('content_block_stop', { type: 'content_block_stop', index })
+  })
+  s += event('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: 'tool_use', stop_sequence: null },
+    usage: { output_tokens: 20 },
+  })
+  return s + event('message_stop', { type: 'message_stop' })
+}
+
+// A chat-completions stream of these tool calls: each one's index, id and name first, then its arguments' pieces.
+export function openaiToolStream(calls: ToolCallPieces[] = TWO_TOOL_CALLS) {
+  const head = { id: 'chatcmpl-2', object: 'chat.completion.chunk', created: 1, model: 'gpt-x' }
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: finish }], usage: null })}\n\n`
+  let s = chunk({ role: 'assistant', content: null })
+  calls.forEach(({ id, name, pieces }, index) => {
+    s += chunk({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: '' } }] })
+    for (const args of pieces) s += chunk({ tool_calls: [{ index, function: { arguments: args } }] })
+  })
+  s += chunk({}, 'tool_calls')
+  const usage = { prompt_tokens: 9, completion_tokens: 20, total_tokens: 29 }
+  return `${s}data: ${JSON.stringify({ ...head, choices: [], usage })}\n\ndata: [DONE]\n\n`
+}
