@@ -27,3 +27,4 @@ export function refusedMembers(
 
 export const absent = (x: unknown) => x == null
 export const emptyObject = (x: unknown) => x == null || (typeof x === 'object' && Object.keys(x).length === 0)
+export const emptyList = (x: unknown) => x == null || (Array.isArray(x) && x.length === 0)

@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRequest } from './openai-schema.js'
-import { absent, emptyObject, type Json, refusedMembers, type Translated } from './refused.js'
+import { absent, emptyList, emptyObject, type Json, refusedMembers, type Translated } from './refused.js'
 import { stopReasonOf } from './stop-reasons.js'
 import { anthropicUsageOf } from './usage.js'
 
@@ -93,7 +93,8 @@ function contentBlocks(content: string | Json[] | null | undefined, at: string, 
 
 const SIMPLE_MESSAGE = new Set(['role', 'content'])
 const ASSISTANT_MESSAGE = new Set(['role', 'content', 'tool_calls'])
-const ASSISTANT_NEUTRAL = { refusal: absent, function_call: absent, audio: absent }
+// An OpenAI answer's message sent back as it came has `refusal: null` and `annotations: []`.
+const ASSISTANT_NEUTRAL = { refusal: absent, function_call: absent, audio: absent, annotations: emptyList }
 const TOOL_MESSAGE = new Set(['role', 'content', 'tool_call_id'])
 
 function toolUseBlocks(calls: Json[] | undefined, at: string, refused: string[]): Json[] {

@@ -60,7 +60,9 @@ t.test('a tool call to an Anthropic upstream, its result sent back, and the fina
 })
 
 t.test('a tool call to an OpenAI-compatible upstream: every message passes through as sent', async (t) => {
-  const { s, openai } = await serve(t, 'openai')
+  // With an Anthropic upstream later in the list, the messages must translate too: OpenAI's own answer
+  // (`refusal: null`, `annotations: []`) sent back included.
+  const { s, openai } = await serve(t, 'openai,anthropic')
   openai.next(
     json(200, openaiToolCalls(weather)),
     json(

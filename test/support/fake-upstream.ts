@@ -231,6 +231,8 @@ export const openaiToolCalls = (calls: ToolCallPieces[] = TWO_TOOL_CALLS) =>
         message: {
           role: 'assistant',
           content: null,
+          refusal: null,
+          annotations: [],
           tool_calls: calls.map(({ id, name, pieces }) => ({
             id,
             type: 'function',
