@@ -77,6 +77,12 @@ const contentOf = (parts: Json[]) =>
   parts.every((p) => p.type === 'text' && !p.prompt_cache_breakpoint) ? parts.map((p) => p.text).join('') : parts
 
 const TOOL_USE = new Set(['type', 'id', 'name', 'input', 'cache_control'])
+// An Anthropic answer's tool use sent back as it came says the model called it (`caller: {type: "direct"}`), as every
+// OpenAI tool call is; one a server tool made is not.
+const TOOL_USE_NEUTRAL = {
+  caller: (x: unknown) => x == null || (x as Json).type === 'direct',
+  toolset_name: absent,
+}
 const TOOL_RESULT = new Set(['type', 'tool_use_id', 'content', 'is_error', 'cache_control'])
 
 // OpenAI tool messages carry text alone and have no error flag: an error's text says it is one.
@@ -117,7 +123,7 @@ function assistantMessage(content: string | AnthropicBlock[], at: string, refuse
   content.forEach((block, j) => {
     const here = `${at}.content[${j}]`
     if (block.type === 'tool_use') {
-      refused.push(...refusedMembers(block, here, TOOL_USE, { caller: absent }))
+      refused.push(...refusedMembers(block, here, TOOL_USE, TOOL_USE_NEUTRAL))
       calls.push({
         id: block.id,
         type: 'function',

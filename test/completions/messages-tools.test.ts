@@ -67,7 +67,9 @@ t.test('a tool use to an OpenAI-compatible upstream, its result sent back, and t
 })
 
 t.test('a tool use to an Anthropic upstream: every message passes through as sent', async (t) => {
-  const { s, anthropic } = await serve(t, 'anthropic')
+  // With an OpenAI-compatible upstream later in the list, the messages must translate too: Anthropic's own answer
+  // (a tool use's `caller: {type: "direct"}`) sent back included.
+  const { s, anthropic } = await serve(t, 'anthropic,openai')
   anthropic.next(json(200, anthropicToolUse(weather)), json(200, anthropicMessage({ content: [text('Sunny')] })))
   const { first, use, messages, second } = await roundTrip(client(s, await s.key()))
   t.equal(first.stop_reason, 'tool_use')

@@ -219,7 +219,13 @@ const TWO_TOOL_CALLS: ToolCallPieces[] = [
 // A whole answer of these tool calls, in each protocol.
 export const anthropicToolUse = (calls: ToolCallPieces[] = TWO_TOOL_CALLS) =>
   anthropicMessage({
-    content: calls.map(({ id, name, pieces }) => ({ type: 'tool_use', id, name, input: JSON.parse(pieces.join('')) })),
+    content: calls.map(({ id, name, pieces }) => ({
+      type: 'tool_use',
+      id,
+      name,
+      input: JSON.parse(pieces.join('')),
+      caller: { type: 'direct' },
+    })),
     stop_reason: 'tool_use',
   })
 
