@@ -2,6 +2,7 @@ import { anthropicStreamError, upstreamStreamFailure } from './errors.js'
 import type { Json } from './refused.js'
 import type { SseEvent } from './sse-events.js'
 import { stopReasonOf } from './stop-reasons.js'
+import { DIRECT } from './to-anthropic.js'
 import { type AnthropicUsage, anthropicUsageOf } from './usage.js'
 
 const event = (type: string, body: Json): SseEvent => ({ event: type, data: JSON.stringify({ type, ...body }) })
@@ -72,6 +73,7 @@ export class AnthropicStreamFromOpenAI {
         id: String(call.id ?? `toolu_${key}`),
         name: call.function?.name ?? '',
         input: {},
+        caller: DIRECT,
       }
       index = this.openBlock(block, out)
       this.toolBlocks.set(key, index)

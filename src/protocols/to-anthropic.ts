@@ -246,6 +246,9 @@ function argumentsOf(text: unknown): Json {
   }
 }
 
+// Who called a tool, as the current Anthropic SDK's ToolUseBlock always says: the model, as OpenAI's tool calls are.
+export const DIRECT = { type: 'direct' }
+
 // An OpenAI upstream's chat.completion as the Message an Anthropic caller expects; `model`, when given, is the name
 // the caller used (the route's alias) in place of the upstream's.
 export function anthropicMessageOf(completion: Json, options: { model?: string } = {}): Json {
@@ -262,6 +265,7 @@ export function anthropicMessageOf(completion: Json, options: { model?: string }
         id: call.id,
         name: call.function?.name,
         input: argumentsOf(call.function?.arguments),
+        caller: DIRECT,
       })
   return {
     id: String(completion.id ?? ''),

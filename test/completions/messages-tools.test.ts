@@ -51,7 +51,7 @@ t.test('a tool use to an OpenAI-compatible upstream, its result sent back, and t
   openai.next(json(200, openaiToolCalls(weather)), json(200, openaiText('Sunny')))
   const { first, use, second } = await roundTrip(client(s, await s.key()))
   t.equal(first.stop_reason, 'tool_use')
-  t.same([use.id, use.name, use.input], ['call_1', 'weather', { city: 'Paris' }])
+  t.same([use.id, use.name, use.input, use.caller], ['call_1', 'weather', { city: 'Paris' }, { type: 'direct' }])
   t.same(second.content, [{ ...text('Sunny'), citations: null }])
   t.same(openai.seen[1].body.messages.slice(1), [
     {
@@ -91,10 +91,10 @@ t.test('two parallel tool uses streamed, input split mid-token, from each upstre
     stream.on('inputJson', (partial) => fragments.push(partial))
     const done = await stream.finalMessage()
     t.same(
-      done.content.map((b) => (b.type === 'tool_use' ? [b.id, b.name, b.input] : b.type)),
+      done.content.map((b) => (b.type === 'tool_use' ? [b.id, b.name, b.input, b.caller?.type] : b.type)),
       [
-        ['call_a', 'weather', { city: 'Paris' }],
-        ['call_b', 'time', { zone: 'CET' }],
+        ['call_a', 'weather', { city: 'Paris' }, upstream === 'openai' ? 'direct' : undefined],
+        ['call_b', 'time', { zone: 'CET' }, upstream === 'openai' ? 'direct' : undefined],
       ],
       upstream
     )

@@ -18,8 +18,14 @@ const anthropicAnswer = {
   model: 'claude-sonnet-4-5-20250929',
   content: [
     { type: 'text', text: 'Checking both.', citations: null },
-    { type: 'tool_use', id: 'toolu_01A', name: 'weather', input: { city: 'Paris' } },
-    { type: 'tool_use', id: 'toolu_01B', name: 'weather', input: { city: 'Oslo', unit: 'C' } },
+    { type: 'tool_use', id: 'toolu_01A', name: 'weather', input: { city: 'Paris' }, caller: { type: 'direct' } },
+    {
+      type: 'tool_use',
+      id: 'toolu_01B',
+      name: 'weather',
+      input: { city: 'Oslo', unit: 'C' },
+      caller: { type: 'direct' },
+    },
   ],
   stop_reason: 'tool_use',
   stop_sequence: null,
@@ -169,6 +175,6 @@ t.test('error: an answer missing its parts still translates to a well-formed one
         },
       ],
     }).content,
-    [{ type: 'tool_use', id: 'c', name: 'f', input: {} }]
+    [{ type: 'tool_use', id: 'c', name: 'f', input: {}, caller: { type: 'direct' } }]
   )
 })
