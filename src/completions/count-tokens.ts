@@ -53,7 +53,7 @@ async function countTokens(deps: CompletionsDeps, x: Exchange<unknown>): Promise
   const off = deps.upstreams.notConfigured()
   if (off) throw off
   const upstream = deps.upstreams.first()
-  if (upstream.name !== 'anthropic')
+  if (upstream.protocol !== 'anthropic')
     return { status: 200, body: { input_tokens: estimateInputTokens(request) }, headers: ESTIMATED }
   const abort = new CallAbort()
   const onClose = () => x.res.writableFinished || abort.cancel()
