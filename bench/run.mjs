@@ -31,6 +31,7 @@ import {
 import { measureLeads } from './leads.mjs'
 import { startPortkey } from './portkey.mjs'
 import { measureScale } from './scale.mjs'
+import { openaiRequest, sdkRows } from './sdk.mjs'
 import { measureStream } from './stream.mjs'
 import { DROPPED_ENV, NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
 
@@ -159,6 +160,9 @@ const added = {}
 // The peer, the Portkey AI Gateway (bench/portkey.mjs), joins the rounds at 200 connections.
 const portkey = await startPortkey({ startLogged, freePort, work }, fakeUrl)
 const peer = {}
+// The OpenAI-compatible route (bench/sdk.mjs) joins the rounds at 200 connections too.
+const sdk = []
+let sdkCpu
 for (const c of [20, 200]) {
   log(`completions at ${c} connections…`)
   const via = []
@@ -170,6 +174,7 @@ for (const c of [20, 200]) {
     straight.push(load(post(`${fakeUrl}/v1/messages`, { connections: c })))
     relayed.push(withCpu(proxy, () => load(post(`${proxyUrl}/v1/messages`, { connections: c }))))
     if (c === 200) peered.push(withCpu(portkey.child, () => load({ ...portkey.request, connections: c })))
+    if (c === 200) sdk.push(withCpu(studio, () => load(openaiRequest(url, keys))))
   }
   steady(`completions c=${c} studio`, via)
   steady(`completions c=${c} relay`, relayed)
@@ -224,6 +229,8 @@ for (const c of [20, 200]) {
   )
   const peerBad = peered.flatMap((r) => Object.keys(r.statuses).filter((s) => s !== '200'))
   if (peerBad.length) row('completions c=200 Portkey non-200', peerBad.join(','), '', null, 'errors!')
+  steady('completions c=200 OpenAI route', sdk)
+  sdkCpu = sdkRows({ SECONDS, median, row, fmt }, sdk, via)
 }
 portkey.child.kill()
 
@@ -340,6 +347,7 @@ const pass = [
   added['cpu@200'] <= 1.2,
   peer.rps >= 3,
   peer.cpu <= 1 / 3,
+  sdkCpu <= 1.15,
   busyRatio <= 1.3,
   leadsRps / floorRps >= 1.2,
   everyStored,
@@ -349,7 +357,7 @@ const pass = [
   streamed.cpuRatio <= 1.5,
 ]
 console.log(
-  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; one key at c=20 overhead ${fmt(busyRatio)}× the relay's (p50); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
+  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; the OpenAI route ${fmt(sdkCpu)}× the native route's CPU per call; one key at c=20 overhead ${fmt(busyRatio)}× the relay's (p50); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
 )
 if (scale)
   console.log(
