@@ -44,7 +44,7 @@ const auth = { authorization: `Bearer ${key}` }
 // The default rate limit (300 a minute per key) holds during the bench: the load is spread over many keys of one
 // account, as many clients would send it.
 await build({
-  entryPoints: ['src/accounts/keys.ts'],
+  entryPoints: ['src/accounts/key-format.ts'],
   bundle: true,
   platform: 'node',
   format: 'esm',
