@@ -267,17 +267,14 @@ const streamed = measureStream({
 })
 
 // ---- size
-// What every start loads: the entry (with the CLI) and the chunks it imports statically (the lazy ones, PGlite's
-// and the dashboard's, are loaded by the first use instead).
+// What every start loads: the entry (the CLI) and the chunks it imports statically (the lazy ones, PGlite's, the
+// dashboard's, mail's, Redis's, OpenTelemetry's and undici's, are loaded by their first use instead).
 const js = readdirSync('dist').filter((f) => f.endsWith('.mjs'))
 const size = (f) => statSync(join('dist', f)).size
 const loaded = new Set(['studio.mjs'])
 for (const f of loaded) {
   const code = readFileSync(join('dist', f), 'utf8')
-  const imports = code.matchAll(
-    f === 'studio.mjs' ? /(?:from|import\(?)\s*"\.\/([\w-]+\.mjs)"/g : /(?:from|import)\s*"\.\/([\w-]+\.mjs)"/g
-  )
-  for (const m of imports) loaded.add(m[1])
+  for (const m of code.matchAll(/(?:from|import)\s*"\.\/([\w-]+\.mjs)"/g)) loaded.add(m[1])
 }
 const studioKb = [...loaded].reduce((n, f) => n + size(f), 0) / 1024
 const allJsKb = js.reduce((n, f) => n + size(f), 0) / 1024
