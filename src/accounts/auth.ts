@@ -16,6 +16,8 @@ export interface Principal {
   // The key's own limits (key-limits.ts; null: none): requests in any 60 s, completions a month.
   rateLimit: number | null
   monthlyCompletions: number | null
+  // The model aliases it may call (key-limits.ts); null: every one the service is configured with.
+  models: readonly string[] | null
   // The key whose monthly cap this key's completions count toward: itself, or the key that replaced it by rotation.
   countsAs: string
 }
@@ -29,6 +31,7 @@ interface KeyRow {
   origins: string[] | null
   rate_limit: number | null
   monthly_completions: number | null
+  models: string[] | null
   counts_as: string | null
   expires_at: Date | null
   revoked_at: Date | null
@@ -70,6 +73,7 @@ const toCached = (r: KeyRow): CachedKey => ({
     origins: r.origins,
     rateLimit: r.rate_limit,
     monthlyCompletions: r.monthly_completions,
+    models: r.models,
     countsAs: r.counts_as ?? r.prefix,
   },
   hash: r.secret_sha256,
@@ -114,7 +118,7 @@ export function createKeyStore(
 
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
-      select prefix, secret_sha256, account_id, user_id, scopes, origins, rate_limit, monthly_completions,
+      select prefix, secret_sha256, account_id, user_id, scopes, origins, rate_limit, monthly_completions, models,
              counts_as, expires_at, revoked_at, updated_at
       from api_keys where prefix = ${prefix}`
     const entry = row ? toCached(row) : null

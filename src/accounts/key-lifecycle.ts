@@ -58,6 +58,7 @@ export async function createKey(sql: Sql, input: CreateKeyInput, actor?: Actor):
     const limits = {
       rateLimit: input.limits?.rateLimit ?? null,
       monthlyCompletions: input.limits?.monthlyCompletions ?? null,
+      models: input.limits?.models ?? null,
     }
     const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes, origins, limits }
     const created = await insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
@@ -85,11 +86,12 @@ async function insertKey(
   const k = generateKey()
   const origins = meta.origins ? tx.array(meta.origins) : null
   const { rateLimit, monthlyCompletions } = meta.limits
+  const models = meta.limits.models && tx.array(meta.limits.models)
   await tx`
     insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by, scopes, origins,
-      rate_limit, monthly_completions)
+      rate_limit, monthly_completions, models)
     values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt}, ${meta.name}, ${meta.createdBy},
-      ${tx.array(meta.scopes)}, ${origins}, ${rateLimit}, ${monthlyCompletions})`
+      ${tx.array(meta.scopes)}, ${origins}, ${rateLimit}, ${monthlyCompletions}, ${models})`
   const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
   return {
     key: k.key,
@@ -119,6 +121,8 @@ export interface KeyListing {
   origins: string[] | null
   rate_limit: number | null
   monthly_completions: number | null
+  // The model aliases it may call; null: every one.
+  models: string[] | null
   status: 'active' | 'grace' | 'expired' | 'revoked'
 }
 
@@ -135,7 +139,7 @@ const inScope = (sql: Sql, { accountId, createdBy }: KeyScope) =>
 
 export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   select k.prefix, k.name, k.account_id, a.plan, u.email, c.email as creator, k.created_at, k.last_used_at,
-         k.expires_at, k.revoked_at, k.scopes, k.origins, k.rate_limit, k.monthly_completions,
+         k.expires_at, k.revoked_at, k.scopes, k.origins, k.rate_limit, k.monthly_completions, k.models,
          case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
               when k.rotated_at is not null then 'grace' else 'active' end as status
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
@@ -209,11 +213,12 @@ export async function rotateKey(
         origins: string[] | null
         rate_limit: number | null
         monthly_completions: number | null
+        models: string[] | null
         counts_as: string | null
       }[]
     >`
       select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes, k.origins, k.rate_limit,
-             k.monthly_completions, k.counts_as
+             k.monthly_completions, k.models, k.counts_as
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for no key update of k`
     if (!old) return null
     if (old.revoked_at)
@@ -226,7 +231,7 @@ export async function rotateKey(
       createdBy: old.created_by,
       scopes: old.scopes,
       origins: old.origins,
-      limits: { rateLimit: old.rate_limit, monthlyCompletions: old.monthly_completions },
+      limits: { rateLimit: old.rate_limit, monthlyCompletions: old.monthly_completions, models: old.models },
     })
     await moveKeyCount(tx, prefix, created.prefix)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`

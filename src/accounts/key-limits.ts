@@ -3,13 +3,14 @@ import { type Actor, audit } from '../audit/record.js'
 import { seedKeyUsage } from '../quota/key-counts.js'
 import type { Sql } from '../storage/db.js'
 
-// A key's own limits: requests in any 60 s and completions a month, each null when the key has none of its own. What
-// applies is always the lower of the key's and the account's (STUDIO_RATE_LIMIT, the plan's quota): the pipeline
-// takes the lower rate limit (http/authenticate.ts), and a capped key's calls hold a unit of the key's and one of its
-// account's (quota/ticket-pair.ts).
+// A key's own limits: requests in any 60 s, completions a month and the model aliases it may call, each null when the
+// key has none of its own. What applies is always the lower of the key's and the account's (STUDIO_RATE_LIMIT, the
+// plan's quota): the pipeline takes the lower rate limit (http/authenticate.ts), and a capped key's calls hold a unit
+// of the key's and one of its account's (quota/ticket-pair.ts). Models: completions/aliases.ts refuses another alias.
 export interface KeyLimits {
   rateLimit: number | null
   monthlyCompletions: number | null
+  models: string[] | null
 }
 
 // The largest value a limit may take (an integer column).
@@ -28,11 +29,40 @@ export function parseLimit(text: string, min: number): number | null | undefined
 // The smallest value of each: a rate limit of 0 would be a revoked key; a monthly cap of 0 allows no completions.
 export const LIMIT_MIN = { rateLimit: 1, monthlyCompletions: 0 } as const
 
+// A key's models as named on the command line or in a form: `all` (null: every alias), or aliases among `configured`
+// (`primary`, `fast`, STUDIO_MODEL_ALIASES: ops/model-aliases.ts), each once, in the order of `configured`; else why
+// not, naming the configured aliases.
+export function parseModels(names: readonly string[], configured: readonly string[]): KeyLimits['models'] | string {
+  const named = names.map((n) => n.trim()).filter(Boolean)
+  if (named.length === 1 && named[0].toLowerCase() === 'all') return null
+  const expected = `the configured aliases are ${configured.join(', ')}`
+  if (!named.length) return `no model alias named; ${expected} (or all)`
+  const unknown = [...new Set(named.filter((n) => !configured.includes(n)))]
+  if (unknown.length)
+    return `unknown model alias ${unknown.map((n) => JSON.stringify(n.slice(0, 64))).join(', ')}; ${expected}`
+  return configured.filter((a) => named.includes(a))
+}
+
+const sameModels = (a: KeyLimits['models'], b: KeyLimits['models']) =>
+  a === b || (a !== null && b !== null && a.join() === b.join())
+
 export type Limited = { ok: true; accountId: string; before: KeyLimits; after: KeyLimits } | { ok: false }
 
-export const limitValues = (l: KeyLimits) => ({ rate_limit: l.rateLimit, monthly_completions: l.monthlyCompletions })
+// The limits as the audit log shows them; models only when a key has (or had, `withModels`) a list, so that the
+// entries of keys that never had one stay as they were.
+export const limitValues = (l: KeyLimits, withModels = l.models !== null) => ({
+  rate_limit: l.rateLimit,
+  monthly_completions: l.monthlyCompletions,
+  ...(withModels && { models: l.models }),
+})
 
-type LimitedRow = { prefix: string; account_id: string; rate_limit: number | null; monthly_completions: number | null }
+type LimitedRow = {
+  prefix: string
+  account_id: string
+  rate_limit: number | null
+  monthly_completions: number | null
+  models: string[] | null
+}
 
 // The newest key of `prefix`'s line of rotations (itself when it was never rotated; sql/027), locked as a rotation
 // locks it (`for no key update`: a count row's foreign key check still passes) and only it, so that the order of locks
@@ -44,7 +74,7 @@ async function lockNewest(tx: postgres.TransactionSql, prefix: string, accountId
     where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``}`
   if (!k) return null
   const [row] = await tx<(LimitedRow & { counts_as: string | null })[]>`
-    select prefix, account_id, rate_limit, monthly_completions, counts_as from api_keys
+    select prefix, account_id, rate_limit, monthly_completions, models, counts_as from api_keys
     where prefix = ${k.newest} for no key update`
   if (!row) return null
   return row.counts_as === null ? row : 'moved'
@@ -82,20 +112,28 @@ async function limitLine(
   change: Partial<KeyLimits>,
   actor?: Actor
 ): Promise<Limited> {
-  const before = { rateLimit: row.rate_limit, monthlyCompletions: row.monthly_completions }
+  const before = { rateLimit: row.rate_limit, monthlyCompletions: row.monthly_completions, models: row.models }
   const after = {
     rateLimit: change.rateLimit === undefined ? before.rateLimit : change.rateLimit,
     monthlyCompletions: change.monthlyCompletions === undefined ? before.monthlyCompletions : change.monthlyCompletions,
+    models: change.models === undefined ? before.models : change.models,
   }
   const result = { ok: true as const, accountId: row.account_id, before, after }
-  if (after.rateLimit === before.rateLimit && after.monthlyCompletions === before.monthlyCompletions) return result
+  if (
+    after.rateLimit === before.rateLimit &&
+    after.monthlyCompletions === before.monthlyCompletions &&
+    sameModels(after.models, before.models)
+  )
+    return result
+  const models = after.models && tx.array(after.models)
   await tx`
     update api_keys set rate_limit = ${after.rateLimit}, monthly_completions = ${after.monthlyCompletions},
-      updated_at = clock_timestamp()
+      models = ${models}, updated_at = clock_timestamp()
     where prefix = ${row.prefix} or counts_as = ${row.prefix}`
   if (before.monthlyCompletions === null && after.monthlyCompletions !== null)
     await seedKeyUsage(tx, row.prefix, row.account_id)
-  const entry = { before: limitValues(before), after: limitValues(after) }
+  const withModels = before.models !== null || after.models !== null
+  const entry = { before: limitValues(before, withModels), after: limitValues(after, withModels) }
   await audit(tx, actor, { accountId: row.account_id, action: 'key.limited', target: row.prefix, ...entry })
   return result
 }

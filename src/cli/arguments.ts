@@ -1,9 +1,10 @@
 import * as v from 'valibot'
 import { isPrefix } from '../accounts/key-format.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
-import { type KeyLimits, LIMIT_MIN, parseLimit } from '../accounts/key-limits.js'
+import { type KeyLimits, LIMIT_MIN, parseLimit, parseModels } from '../accounts/key-limits.js'
 import { parseScopes, SCOPES, type Scope, scopeList } from '../accounts/scopes.js'
 import { parseDuration } from '../ops/duration.js'
+import { configuredAliases } from '../ops/model-aliases.js'
 import { Refused } from '../ops/refused.js'
 import { type Invocation, UsageError } from './command.js'
 
@@ -49,9 +50,11 @@ export function originsArg(text: string, scopes: string | undefined): string[] {
   return parsed.origins
 }
 
-// `--rate-limit N` and `--monthly-completions N` (N a whole number, or `none`): the limits they name; a value that is
-// neither is refused (one line, exit 2, and nothing changes).
-export function limitsArg(values: Invocation['values']): Partial<KeyLimits> {
+// `--rate-limit N` and `--monthly-completions N` (N a whole number, or `none`), `--models A,B` (model aliases, or
+// `all`): the limits they name; a value that is neither is refused (one line, exit 2, and nothing changes). The
+// aliases are checked against the ones this process's configuration names (STUDIO_MODEL_ALIASES: run the command
+// with the server's settings).
+export function limitsArg({ values, config }: Pick<Invocation, 'values' | 'config'>): Partial<KeyLimits> {
   const limits: Partial<KeyLimits> = {}
   for (const [flag, name] of [
     ['rate-limit', 'rateLimit'],
@@ -62,6 +65,11 @@ export function limitsArg(values: Invocation['values']): Partial<KeyLimits> {
     const n = parseLimit(text, LIMIT_MIN[name])
     if (n === undefined) throw new Refused(`--${flag}: expected a whole number of at least ${LIMIT_MIN[name]}, or none`)
     limits[name] = n
+  }
+  if (values.models !== undefined) {
+    const models = parseModels(values.models.split(','), configuredAliases(config))
+    if (typeof models === 'string') throw new Refused(`--models: ${models}`)
+    limits.models = models
   }
   return limits
 }

@@ -15,7 +15,7 @@ export const keyCommands: Command[] = [
     name: 'keys create',
     args:
       '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K] [--scopes S] [--origins O] ' +
-      '[--rate-limit N] [--monthly-completions N]',
+      '[--rate-limit N] [--monthly-completions N] [--models M]',
     help:
       "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
       'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; ' +
@@ -23,18 +23,19 @@ export const keyCommands: Command[] = [
       'of them);\n--origins: web pages of O (comma-separated https://host[:port]; http for loopback) may use\nit ' +
       'from their script, if its only scope is leads:write;\n' +
       '--rate-limit and --monthly-completions give the key limits of its own (requests a minute,\ncompletions a ' +
-      "month; the lower of its and the account's applies)",
+      "month; the lower of its and the account's applies);\n--models limits the model aliases it may call to M " +
+      '(comma-separated, among primary, fast\nand STUDIO_MODEL_ALIASES; default: all)',
     also: [
       {
-        args: '--plan P [--expires-in D] [--scopes S] [--rate-limit N] [--monthly-completions N]',
+        args: '--plan P [--expires-in D] [--scopes S] [--rate-limit N] [--monthly-completions N] [--models M]',
         help: 'create an account with plan P and a key with no user',
       },
     ],
-    run: ({ values, io, actor, database }) => {
+    run: ({ values, config, io, actor, database }) => {
       if (!values.email && (values.name !== undefined || values.role !== undefined))
         throw new UsageError('--name and --role need --email')
       if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
-      const limits = limitsArg(values)
+      const limits = limitsArg({ values, config })
       const input = {
         email: values.email === undefined ? undefined : check(Email, values.email, '--email'),
         name: values.name,
@@ -52,8 +53,8 @@ export const keyCommands: Command[] = [
   {
     name: 'keys list',
     help:
-      'list keys: prefix, name, account, plan, user, created, last used, expires, revoked, scopes,\nrate limit and ' +
-      'monthly completions cap (`-`: none of its own)',
+      'list keys: prefix, name, account, plan, user, created, last used, expires, revoked, scopes,\nrate limit, ' +
+      'monthly completions cap and models (`-`: none of its own; for models, every alias)',
     run: ({ io, database }) =>
       database(async (sql) => {
         const iso = (d: Date | null) => (d ? d.toISOString() : '-')
@@ -62,6 +63,7 @@ export const keyCommands: Command[] = [
           ['PREFIX', 'NAME', 'ACCOUNT', 'PLAN', 'USER', 'CREATED', 'LAST_USED', 'EXPIRES', 'REVOKED', 'SCOPES'].concat([
             'RATE_LIMIT',
             'MONTHLY_COMPLETIONS',
+            'MODELS',
           ]),
           (await listKeys(sql)).map((r) => [
             r.prefix,
@@ -76,6 +78,7 @@ export const keyCommands: Command[] = [
             r.scopes.join(','),
             r.rate_limit ?? '-',
             r.monthly_completions ?? '-',
+            r.models?.join(',') ?? '-',
           ])
         )
       }),
@@ -133,20 +136,22 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys limit',
-    args: 'PREFIX [--rate-limit N|none] [--monthly-completions N|none]',
+    args: 'PREFIX [--rate-limit N|none] [--monthly-completions N|none] [--models M|all]',
     help:
       "set or lift (none) the key's own rate limit (requests in any 60 s) and monthly\ncompletions cap; the lower " +
-      "of the key's and the account's applies; running servers apply it\nwithin a second",
-    run: ({ values, positionals, io, actor, database }) => {
+      "of the key's and the account's applies; --models limits the\nmodel aliases it may call to M (comma-separated) " +
+      'or lifts that limit (all);\nrunning servers apply it within a second',
+    run: ({ values, config, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
-      const limits = limitsArg(values)
+      const limits = limitsArg({ values, config })
       if (!Object.keys(limits).length)
-        throw new Refused('keys limit needs --rate-limit N|none or --monthly-completions N|none')
+        throw new Refused('keys limit needs --rate-limit N|none or --monthly-completions N|none or --models M|all')
       return database(async (sql) => {
         const r = await setKeyLimits(sql, { prefix, change: limits, actor })
         if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
-        const { rateLimit, monthlyCompletions } = r.after
-        io.out(`key ${prefix}: rate limit ${shown(rateLimit)}, monthly completions ${shown(monthlyCompletions)}`)
+        const { rateLimit, monthlyCompletions, models } = r.after
+        const limited = `rate limit ${shown(rateLimit)}, monthly completions ${shown(monthlyCompletions)}`
+        io.out(`key ${prefix}: ${limited}, models ${models?.join(',') ?? 'all'}`)
       })
     },
   },

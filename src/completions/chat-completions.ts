@@ -43,7 +43,7 @@ const StreamError = v.looseObject({ error: v.looseObject({ message: v.string(), 
 
 function chatCompletion(deps: CompletionsDeps, x: Exchange<unknown>) {
   const request = openaiWithinUnit(readChatRequest(x.body))
-  const alias = aliasOf(request.model, deps.upstreams.aliases())
+  const alias = aliasOf(request.model, deps.upstreams.aliases(), x.principal)
   const bodies = openaiBodies(request, deps.upstreams.protocols())
   const stream = request.stream === true
   const caller = openaiCaller(request.model, request)

@@ -7,6 +7,7 @@ import { recordCompletion, refusedOutcome } from './call-record.js'
 import { callFailed } from './call-failed.js'
 import { CallAbort } from './abort.js'
 import { streamCompletion } from './stream-complete.js'
+import { allowedAlias } from './aliases.js'
 
 // What a route asks of the operation: the alias, the call (native, or in the caller's protocol), and for a caller
 // of the OpenAI- or Anthropic-compatible routes how its answers are written.
@@ -17,13 +18,14 @@ export interface CompletionAsk {
   caller?: CallerProtocol
 }
 
-// POST /api/v1/ai/completions: the native body as the call.
+// POST /api/v1/ai/completions: the native body as the call, to a model alias the key may call (403 model_not_allowed
+// in the native Error body otherwise).
 export function complete(deps: CompletionsDeps, x: Exchange<CompletionRequest>): Promise<Reply> {
   const { messages, system, max_tokens, temperature, stream } = x.body
   const call = stream
     ? { messages, system, max_tokens, temperature, stream: true }
     : { messages, system, max_tokens, temperature }
-  return completeCall(deps, x, { alias: x.body.model, call, stream: stream === true })
+  return completeCall(deps, x, { alias: allowedAlias(x.body.model, x.principal), call, stream: stream === true })
 }
 
 // One completion: its quota ticket, the upstream call with its deadline and retries, the record of how it went, and

@@ -28,7 +28,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
   return route({
     method: 'POST',
     path: `${BASE}/ai/completions`,
-    uses: ['key', 'quota', 'upstream'],
+    uses: ['key', 'quota', 'upstream', 'model'],
     scope: 'completions:write',
     body: CompletionRequest,
     summary: 'Create a language-model completion, whole or streamed',

@@ -49,7 +49,7 @@ export function messagesRoute(deps: CompletionsDeps): Route {
 
 function message(deps: CompletionsDeps, x: Exchange<unknown>) {
   const request = anthropicWithinUnit(readMessagesRequest(x.body))
-  const alias = aliasOf(request.model, deps.upstreams.aliases())
+  const alias = aliasOf(request.model, deps.upstreams.aliases(), x.principal)
   const bodies = anthropicBodies(request, deps.upstreams.protocols())
   const stream = request.stream === true
   return completeCall(deps, x, { alias, call: { bodies }, stream, caller: anthropicCaller(request.model) })

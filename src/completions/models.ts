@@ -3,6 +3,7 @@ import { ModelList } from '../api/sdk-schemas.js'
 import { BASE, type Exchange, route, type Route } from '../http/route.js'
 import type { CompletionsDeps } from './completions.js'
 import { openaiErrors } from './protocol-errors.js'
+import { allowedAliases } from './aliases.js'
 
 // GET /api/v1/models: the model aliases a key may name, in OpenAI's list shape, or Anthropic's when the request
 // carries `anthropic-version` (as the Anthropic SDKs always do). The aliases have no creation date: the epoch. The key
@@ -21,7 +22,7 @@ export function modelsRoute(deps: CompletionsDeps): Route {
     summary: 'List the model aliases (OpenAI- or Anthropic-compatible)',
     operationId: 'listModels',
     responses: { 200: { description: "The aliases, in OpenAI's list shape or Anthropic's", schema: ModelList } },
-    handle: (x) => ({ status: 200, body: listOf(deps.upstreams.aliases(), x) }),
+    handle: (x) => ({ status: 200, body: listOf(allowedAliases(deps.upstreams.aliases(), x.principal), x) }),
   })
 }
 

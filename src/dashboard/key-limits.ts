@@ -2,21 +2,24 @@ import type { KeyListing } from '../accounts/key-lifecycle.js'
 import { type KeyLimits, LIMIT_MIN, parseLimit, setKeyLimits } from '../accounts/key-limits.js'
 import { ApiError } from '../http/errors.js'
 import { html } from './html.js'
-import { ownKey } from './key-pages.js'
+import { configuredAliases } from '../ops/model-aliases.js'
+import { modelsField, modelsOf, ownKey } from './key-pages.js'
 import { csrfField, page, type Viewer } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page } from './page.js'
 
 // A key's own limits on the dashboard (owners and admins): a page of the key's own with a plain form (no script), the
-// same function as `studio keys limit`. An empty field is no limit of the key's own: the account's applies.
+// same function as `studio keys limit`. An empty field is no limit of the key's own: the account's applies; the
+// models are all of them, or the ones checked.
 
 const FIELDS = [
   { field: 'rate_limit', name: 'rateLimit', label: 'Rate limit (requests in any minute)' },
   { field: 'monthly_completions', name: 'monthlyCompletions', label: 'Monthly completions cap' },
 ] as const
 
-// The form's limits; a value that is neither empty, `none` nor a whole number in range is refused with a page.
-function limitsOf(form: URLSearchParams): KeyLimits {
-  const limits: KeyLimits = { rateLimit: null, monthlyCompletions: null }
+// The form's limits; a value that is neither empty, `none` nor a whole number in range is refused with a page, as
+// models not configured.
+function limitsOf(form: URLSearchParams, configured: readonly string[]): Partial<KeyLimits> {
+  const limits: Partial<KeyLimits> = { rateLimit: null, monthlyCompletions: null }
   for (const { field, name, label } of FIELDS) {
     const text = (form.get(field) ?? '').trim()
     const n = text === '' ? null : parseLimit(text, LIMIT_MIN[name])
@@ -27,10 +30,11 @@ function limitsOf(form: URLSearchParams): KeyLimits {
       })
     limits[name] = n
   }
-  return limits
+  const models = modelsOf(form, configured)
+  return models === undefined ? limits : { ...limits, models }
 }
 
-const limitsForm = (v: Viewer, k: KeyListing) =>
+const limitsForm = (v: Viewer, k: KeyListing, configured: readonly string[]) =>
   page(
     v,
     'keys',
@@ -42,7 +46,7 @@ quota). Leave a field empty for none of the key's own. Servers apply a change wi
 ${FIELDS.map(
   ({ field, label }) => html`<div class="field"><label for="${field}">${label}</label>
 <input id="${field}" name="${field}" inputmode="numeric" value="${k[field] ?? ''}" placeholder="none"></div>`
-)}<div class="field"><button>Save limits</button></div>
+)}${modelsField(configured, k.models)}<div class="field"><button>Save limits</button></div>
 <a class="button secondary" href="/dashboard/keys">Cancel</a></form></div>`
   )
 
@@ -53,14 +57,15 @@ export function keyLimitPages(deps: DashboardDeps): Page[] {
       method: 'GET',
       path,
       access: 'admin',
-      handle: async (ctx) => limitsForm(ctx.user, await ownKey(deps.sql, ctx.user, ctx.params.prefix)),
+      handle: async (ctx) =>
+        limitsForm(ctx.user, await ownKey(deps.sql, ctx.user, ctx.params.prefix), configuredAliases(deps.config)),
     },
     {
       method: 'POST',
       path,
       access: 'admin',
       async handle(ctx) {
-        const limits = limitsOf(ctx.form)
+        const limits = limitsOf(ctx.form, configuredAliases(deps.config))
         // Limited to the account's keys: another account's prefix is not found, as an unknown one.
         const r = await setKeyLimits(deps.sql, {
           prefix: ctx.params.prefix,

@@ -1,9 +1,11 @@
 import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
+import { type KeyLimits, parseModels } from '../accounts/key-limits.js'
 import { parseScopes, SCOPES, type Scope } from '../accounts/scopes.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import type { SessionUser } from '../accounts/sessions.js'
 import { usageByKey } from '../accounts/usage.js'
 import { ApiError } from '../http/errors.js'
+import { configuredAliases } from '../ops/model-aliases.js'
 import { keyUsage } from '../quota/key-counts.js'
 import { monthOf } from '../quota/month.js'
 import type { Sql } from '../storage/db.js'
@@ -59,7 +61,7 @@ const limitsCell = (v: Viewer, k: KeyListing, used: number) => {
   const manage = canManage(v.role) && k.status !== 'revoked'
   return html`${cap === null ? html`${used} <small>(no cap)</small>` : html`${used} / ${cap}`}${
     k.rate_limit === null ? '' : html`<br><small>${k.rate_limit} a minute</small>`
-  }${manage ? html` <a class="button secondary small" href="/dashboard/keys/${k.prefix}/limits">Limits</a>` : ''}`
+  }${k.models === null ? '' : html`<br><small>models ${k.models.map((m) => html`<code>${m}</code> `)}</small>`}${manage ? html` <a class="button secondary small" href="/dashboard/keys/${k.prefix}/limits">Limits</a>` : ''}`
 }
 
 function keyTable(v: Viewer, keys: KeyListing[], used: Map<string, number>): Html {
@@ -97,7 +99,31 @@ ${
 <tbody>${rows}</tbody></table></div>`
 }
 
-const createForm = (v: Viewer) => html`<div class="card"><h2>Create a key</h2>
+// The model aliases a key may call: all of them (those added later too), or only the ones checked among `configured`.
+// The radio is the choice; a form without it leaves the key's models as they are.
+export const modelsField = (configured: readonly string[], models: KeyLimits['models']) => {
+  const checked = (on: boolean) => (on ? ' checked' : '')
+  return html`<fieldset class="field"><legend>Models (the aliases it may call)</legend><div class="checks">
+<label class="check"><input type="radio" name="models" value="all"${checked(models === null)}> All, and any added
+later</label><label class="check"><input type="radio" name="models" value="some"${checked(models !== null)}> Only
+these:</label>${configured.map(
+    (a) => html`<label class="check"><input type="checkbox" name="model" value="${a}"${checked(!!models?.includes(a))}>
+<code>${a}</code></label>`
+  )}</div></fieldset>`
+}
+
+// The form's models: undefined when it does not choose, null for all, else the checked aliases among `configured`;
+// none checked or an alias not configured is refused with a page naming the configured ones.
+export function modelsOf(form: URLSearchParams, configured: readonly string[]): KeyLimits['models'] | undefined {
+  const choice = form.get('models')
+  if (choice === null) return undefined
+  if (choice === 'all') return null
+  const models = choice === 'some' ? parseModels(form.getAll('model'), configured) : 'pick All or Only these'
+  if (typeof models === 'string') throw new ApiError({ code: 'bad_request', message: `Models: ${models}.` })
+  return models
+}
+
+const createForm = (v: Viewer, aliases: readonly string[]) => html`<div class="card"><h2>Create a key</h2>
 <form method="post" action="/dashboard/keys" class="row">${csrfField(v)}
 <div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="100"
 placeholder="production server"></div>
@@ -111,7 +137,7 @@ placeholder="production server"></div>
 <div class="field"><label for="origins">Web origins (for a key in a web page)</label>
 <input id="origins" name="origins" maxlength="2000" placeholder="https://example.com">
 <span class="muted">Only with <code>leads:write</code> alone: pages of these origins may post leads with the key.</span>
-</div>
+</div>${modelsField(aliases, null)}
 <div class="field"><button>Create key</button></div></form></div>`
 
 // The form's checked scopes. The form says it offered them (`scopes=chosen`), so that none checked is refused rather
@@ -145,7 +171,7 @@ async function keysPage(deps: DashboardDeps, ctx: PageCtx, banner: Html | string
     'keys',
     'API keys',
     html`<h1>API keys</h1><p class="lead">${scope} Send one as <code>Authorization: Bearer …</code>.</p>
-${notice(ctx.url.searchParams.get('done'))}${banner}${createForm(v)}${keyTable(v, keys, used)}`
+${notice(ctx.url.searchParams.get('done'))}${banner}${createForm(v, configuredAliases(deps.config))}${keyTable(v, keys, used)}`
   )
 }
 
@@ -166,8 +192,9 @@ export function keysPages(deps: DashboardDeps): Page[] {
         const expiresAt = days ? new Date(Date.now() + days * 86_400_000) : undefined
         const scopes = scopesOf(ctx.form)
         const origins = originsOf(ctx.form, scopes)
+        const limits = { models: modelsOf(ctx.form, configuredAliases(deps.config)) }
         const u = ctx.user
-        const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt, scopes, origins }
+        const input = { email: u.email, keyName: name, createdBy: u.userId, expiresAt, scopes, origins, limits }
         const k = await createKey(sql, input, actorOf(ctx))
         // Answered directly, not redirected: the key is never stored, so it can be shown only in this response.
         return keysPage(deps, ctx, shownOnce('new-key', `Key “${name}” created.`, k.key))

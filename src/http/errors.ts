@@ -1,6 +1,7 @@
 export const statusOf = {
   unauthorized: 401,
   forbidden: 403,
+  model_not_allowed: 403,
   not_found: 404,
   model_not_found: 404,
   method_not_allowed: 405,

@@ -4,7 +4,7 @@ import type { Route } from './route.js'
 // What a route may use, and the error codes each use can answer with (their statuses are in errors.ts). The
 // pipeline itself checks the key (`key`, which may read the database) and reads the body; the others are what the
 // handler reaches for. A route's possible answers are ANY_ROUTE plus those of its uses.
-export type Use = 'key' | 'database' | 'quota' | 'upstream' | 'idempotency' | 'alias'
+export type Use = 'key' | 'database' | 'quota' | 'upstream' | 'idempotency' | 'alias' | 'model'
 
 // What any route can answer, before or around its handler: a request Node's parser or the pipeline refuses (no
 // Host, a body where none is taken, malformed or too slow or too large), a path or method with no route, a bug.
@@ -28,8 +28,11 @@ const byUse: Record<Use | 'scope' | 'body' | 'headers', ErrorCode[]> = {
   // An upstream 400 is the caller's invalid request (422); the rest are the upstream's failures.
   upstream: ['invalid_request', 'ai_not_configured', 'upstream_error', 'upstream_unavailable', 'upstream_timeout'],
   idempotency: ['idempotency_key_reused'],
-  // A model named by any alias string (the OpenAI- and Anthropic-compatible routes), one nobody configured.
-  alias: ['model_not_found'],
+  // A model named by any alias string (the OpenAI- and Anthropic-compatible routes), one nobody configured, or one
+  // the key may not call.
+  alias: ['model_not_found', 'model_not_allowed'],
+  // A model among the built-in aliases (the native route) the key may not call.
+  model: ['model_not_allowed'],
 }
 
 // Every error code the route can answer with, each once.

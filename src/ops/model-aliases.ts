@@ -54,3 +54,11 @@ export function aliasWithoutModel(config: {
         return ['STUDIO_MODEL_ALIASES', `must give ${alias} a model for ${upstream}, which is in STUDIO_UPSTREAM`]
   return null
 }
+
+// Every alias a call may name: `primary`, `fast` and the operator's (each with a model for every upstream of the
+// list: aliasWithoutModel refuses a start otherwise), in that order.
+export const configuredAliases = (config: { STUDIO_MODEL_ALIASES?: ModelAliases }): string[] => [
+  'primary',
+  'fast',
+  ...Object.keys(config.STUDIO_MODEL_ALIASES ?? {}),
+]

@@ -8,10 +8,16 @@ import { eventually } from '../support/eventually.js'
 import { startTestServer } from '../support/server.js'
 
 // A key's own limits on the dashboard: each key's use this month against its cap; owners and admins set, change and
-// lift them with a plain form; bad input gets an HTML page (never a 500) and changes nothing.
+// lift them with a plain form, the model aliases a key may call included (at creation too); bad input gets an HTML
+// page (never a 500) and changes nothing.
 const dbEnv = await testDatabase(t)
 const upstream = await fakeUpstream(t, json(200, anthropicMessage()))
-const server = await startTestServer(t, { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url }, { dbEnv })
+const env = {
+  ANTHROPIC_API_KEY: 'sk-test',
+  ANTHROPIC_BASE_URL: upstream.url,
+  STUDIO_MODEL_ALIASES: 'coder=anthropic:claude-sonnet-4-5',
+}
+const server = await startTestServer(t, env, { dbEnv })
 const { sql } = await openTestDatabase(t, dbEnv)
 const cli = cliOn(dbEnv)
 const OWNER = 'limits-owner@example.com'
@@ -121,4 +127,73 @@ t.test("members cannot change limits; another account's key is not found", async
   t.equal((await owner.submit('/dashboard/keys', foreign, { rate_limit: '1' })).status, 404)
   t.same((await sql`select rate_limit from api_keys where prefix = ${prefixOf(other.key)}`)[0], { rate_limit: null })
   t.same(await limitsOf(), { rate_limit: 7, monthly_completions: 9 })
+})
+
+const modelsOf = async (p: string) => (await sql`select models from api_keys where prefix = ${p}`)[0].models
+const complete = (key: string, model: string) =>
+  server.fetch('/api/v1/ai/completions', {
+    method: 'POST',
+    key,
+    json: { model, messages: [{ role: 'user', content: 'hi' }] },
+  })
+
+t.test('models: an owner limits a key to some aliases and lifts the limit', async (t) => {
+  const form = (await owner.get(`/dashboard/keys/${prefix}/limits`)).text
+  t.match(form, /name="models" value="all" checked/)
+  for (const alias of ['primary', 'fast', 'coder']) t.match(form, `name="model" value="${alias}">`)
+  const limits = { rate_limit: '7', monthly_completions: '9' }
+  const some = { ...limits, models: 'some', model: ['coder', 'fast'] }
+  const saved = await owner.submit(`/dashboard/keys/${prefix}/limits`, `/dashboard/keys/${prefix}/limits`, some)
+  t.equal(saved.status, 303)
+  t.same(await modelsOf(prefix), ['fast', 'coder'])
+  t.match(rowOf((await owner.get('/dashboard/keys')).text), 'models <code>fast</code> <code>coder</code>')
+  const again = (await owner.get(`/dashboard/keys/${prefix}/limits`)).text
+  t.match(again, /name="models" value="some" checked/)
+  t.match(again, /name="model" value="fast" checked/)
+  t.match(again, /name="model" value="primary">/)
+  const refused = async () => (await complete(capped, 'primary')).status === 403
+  await eventually(refused, { what: 'the running server applying the limit' })
+  await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, { ...limits, models: 'all', model: 'fast' })
+  t.equal(await modelsOf(prefix), null, 'All wins over boxes left checked')
+  t.notMatch(rowOf((await owner.get('/dashboard/keys')).text), 'models')
+  await eventually(async () => (await complete(capped, 'primary')).status === 200, { what: 'the limit lifted' })
+})
+
+t.test('models: the key form limits a new key; a form without the choice leaves them', async (t) => {
+  const page = (await owner.get('/dashboard/keys')).text
+  t.match(page, /name="models" value="all" checked/)
+  const created = (
+    await owner.submit('/dashboard/keys', '/dashboard/keys', { name: 'fast only', models: 'some', model: 'fast' })
+  ).text
+  const key = /<code id="new-key">([^<]+)<\/code>/.exec(created)?.[1] ?? ''
+  t.same(await modelsOf(prefixOf(key)), ['fast'])
+  t.equal((await complete(key, 'primary')).status, 403)
+  t.equal((await complete(key, 'fast')).status, 200)
+  const plain = (await owner.submit('/dashboard/keys', '/dashboard/keys', { name: 'no choice' })).text
+  t.equal(await modelsOf(prefixOf(/<code id="new-key">([^<]+)<\/code>/.exec(plain)?.[1] ?? '')), null)
+  await owner.submit('/dashboard/keys', `/dashboard/keys/${prefixOf(key)}/limits`, { rate_limit: '3' })
+  t.same(await modelsOf(prefixOf(key)), ['fast'], 'a limits form without the choice leaves the models')
+})
+
+t.test('models: an alias not configured, or none checked, is an HTML page naming the configured ones', async (t) => {
+  const before = await modelsOf(prefix)
+  const limits = { rate_limit: '7', monthly_completions: '9' }
+  const cases: [Record<string, string | string[]>, string][] = [
+    [{ ...limits, models: 'some', model: 'gpt-4o' }, 'unknown model alias &quot;gpt-4o&quot;'],
+    [{ ...limits, models: 'some', model: ['fast', '<script>'] }, 'unknown model alias'],
+    [{ ...limits, models: 'some' }, 'no model alias named'],
+    [{ ...limits, models: 'every' }, 'pick All or Only these'],
+  ]
+  for (const [form, message] of cases) {
+    const r = await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, form)
+    t.equal(r.status, 400, JSON.stringify(form))
+    t.match(r.headers.get('content-type'), /^text\/html/)
+    t.match(r.text, message)
+    if (message !== 'pick All or Only these') t.match(r.text, 'the configured aliases are primary, fast, coder')
+    t.notMatch(r.text, '<script>')
+  }
+  const made = await owner.submit('/dashboard/keys', '/dashboard/keys', { name: 'bad', models: 'some', model: 'x' })
+  t.equal(made.status, 400)
+  t.match(made.text, 'unknown model alias')
+  t.same(await modelsOf(prefix), before, 'nothing changed')
 })

@@ -1232,7 +1232,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key lacks the scope this operation needs: forbidden */
+            /** @description The key lacks the scope this operation needs: model_not_allowed, forbidden */
             403: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -1243,7 +1243,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "forbidden";
+                            code: "model_not_allowed" | "forbidden";
                             message?: string;
                             /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
                             details?: {
@@ -1496,7 +1496,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key lacks the scope this operation needs: forbidden */
+            /** @description The key lacks the scope this operation needs: model_not_allowed, forbidden */
             403: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -1515,7 +1515,7 @@ export interface operations {
                              * @description Our error code.
                              * @enum {string}
                              */
-                            code: "forbidden";
+                            code: "model_not_allowed" | "forbidden";
                         };
                     };
                 };
@@ -2325,7 +2325,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key lacks the scope this operation needs: forbidden */
+            /** @description The key lacks the scope this operation needs: model_not_allowed, forbidden */
             403: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -2344,7 +2344,7 @@ export interface operations {
                              * @description Our error code.
                              * @enum {string}
                              */
-                            code: "forbidden";
+                            code: "model_not_allowed" | "forbidden";
                         };
                     };
                 };
