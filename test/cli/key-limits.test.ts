@@ -7,21 +7,16 @@ import { cliOn } from '../support/cli.js'
 import { testDatabase } from '../support/database.js'
 
 // A key's own limits from the command line: set at creation, listed, changed and lifted; bad values refused in one
-// line with exit 2, changing nothing. The model aliases are checked against the ones the configuration names.
+// line with exit 2, changing nothing (the model aliases a key may call: key-models.test.ts).
 const dbEnv = await testDatabase(t)
 
-const cli = cliOn({ ...dbEnv, STUDIO_MODEL_ALIASES: 'coder=anthropic:claude-sonnet-4-5' })
+const cli = cliOn(dbEnv)
 const prefixOf = (key: string) => key.split('_')[1]
 async function limitsListed(prefix: string) {
   const { out } = await cli(['keys', 'list'])
   const header = out[0].split('\t')
   const row = out.find((l) => l.startsWith(`${prefix}\t`))!.split('\t')
   return [row[header.indexOf('RATE_LIMIT')], row[header.indexOf('MONTHLY_COMPLETIONS')]]
-}
-async function modelsListed(prefix: string) {
-  const { out } = await cli(['keys', 'list'])
-  const row = out.find((l) => l.startsWith(`${prefix}\t`))!.split('\t')
-  return row[out[0].split('\t').indexOf('MODELS')]
 }
 
 t.test('keys create sets them; keys list shows them; none by default', async (t) => {
@@ -46,28 +41,10 @@ t.test('keys limit changes one, the other, or lifts them', async (t) => {
   t.same(await limitsListed(prefix), ['-', '-'])
 })
 
-t.test('--models limits the aliases at creation and with keys limit; all lifts it', async (t) => {
-  const k = await cli(['keys', 'create', '--plan', 'FREE', '--models', 'coder, fast,coder'])
-  t.equal(k.code, 0, k.err.join('\n'))
-  const prefix = prefixOf(k.key)
-  t.equal(await modelsListed(prefix), 'fast,coder', 'each once, in the order of the configuration')
-  const one = await cli(['keys', 'limit', prefix, '--models', 'primary'])
-  t.same(one.out, [`key ${prefix}: rate limit none, monthly completions none, models primary`])
-  t.equal(await modelsListed(prefix), 'primary')
-  const rate = await cli(['keys', 'limit', prefix, '--rate-limit', '9'])
-  t.same(rate.out, [`key ${prefix}: rate limit 9, monthly completions none, models primary`], 'the models stay')
-  const all = await cli(['keys', 'limit', prefix, '--models', 'ALL'])
-  t.same(all.out, [`key ${prefix}: rate limit 9, monthly completions none, models all`])
-  t.equal(await modelsListed(prefix), '-')
-  const plain = await cli(['keys', 'create', '--plan', 'FREE', '--models', 'all'])
-  t.equal(await modelsListed(prefixOf(plain.key)), '-', '--models all is the default')
-})
-
 t.test('a rotated key keeps its limits', async (t) => {
-  const k = await cli(['keys', 'create', '--plan', 'FREE', '--monthly-completions', '7', '--models', 'fast'])
+  const k = await cli(['keys', 'create', '--plan', 'FREE', '--monthly-completions', '7'])
   const rotated = await cli(['keys', 'rotate', prefixOf(k.key), '--grace', '0'])
   t.same(await limitsListed(prefixOf(rotated.key)), ['-', '7'])
-  t.equal(await modelsListed(prefixOf(rotated.key)), 'fast')
 })
 
 t.test('bad values and no flag: one line, exit 2, nothing changes', async (t) => {
@@ -75,15 +52,6 @@ t.test('bad values and no flag: one line, exit 2, nothing changes', async (t) =>
   const prefix = prefixOf(k.key)
   for (const [args, message] of [
     [['keys', 'limit', prefix], /needs --rate-limit N\|none or --monthly-completions N\|none or --models M\|all/],
-    [
-      ['keys', 'limit', prefix, '--models', 'gpt-4o'],
-      /--models: unknown model alias "gpt-4o"; the configured .* primary, fast, coder$/,
-    ],
-    [['keys', 'limit', prefix, '--models', 'fast,Coder'], /--models: unknown model alias "Coder"/],
-    [['keys', 'limit', prefix, '--models', ','], /--models: no model alias named; .* \(or all\)/],
-    [['keys', 'limit', prefix, '--models', 'all,fast'], /--models: unknown model alias "all"/],
-    [['keys', 'limit', prefix, '--rate-limit', '3', '--models', 'x'], /--models: unknown model alias "x"/],
-    [['keys', 'create', '--plan', 'FREE', '--models', 'coder,mini'], /--models: unknown model alias "mini"/],
     [['keys', 'limit', prefix, '--rate-limit', '0'], /--rate-limit: expected a whole number of at least 1, or none/],
     [['keys', 'limit', prefix, '--rate-limit=-3'], /--rate-limit: expected/],
     [['keys', 'limit', prefix, '--rate-limit', '2.5'], /--rate-limit: expected/],
@@ -99,7 +67,6 @@ t.test('bad values and no flag: one line, exit 2, nothing changes', async (t) =>
     t.same(r.out, [])
   }
   t.same(await limitsListed(prefix), ['5', '-'], 'nothing changed')
-  t.equal(await modelsListed(prefix), '-')
   const gone = await cli(['keys', 'limit', 'AAAAAAAAAAAA', '--rate-limit', '3'])
   t.equal(gone.code, 1)
   t.match(gone.err[0], /no key with prefix/)
