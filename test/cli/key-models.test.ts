@@ -28,6 +28,18 @@ t.test('happy', async (t) => {
     const all = await cli(['keys', 'limit', prefix, '--models', 'ALL'])
     t.same(all.out, [`key ${prefix}: rate limit 9, monthly completions none, models all`])
     t.equal(await modelsListed(prefix), '-', '`-`: every alias')
+    const entries = (await cli(['audit'])).out.filter((l) => l.split('\t')[4] === prefix).map((l) => l.split('\t'))
+    const valuesOf = (e: string[]) => [e[3], JSON.parse(e[6] === '-' ? 'null' : e[6]), JSON.parse(e[7])]
+    t.same(
+      entries.map(valuesOf).map(([action, before, after]) => [action, before?.models, after.models]),
+      [
+        ['key.created', undefined, ['fast', 'coder']],
+        ['key.limited', ['fast', 'coder'], ['primary']],
+        ['key.limited', ['primary'], ['primary']],
+        ['key.limited', ['primary'], null],
+      ],
+      'each change is an audit entry with the models before and after'
+    )
   })
 
   t.test('a rotated key keeps its models', async (t) => {

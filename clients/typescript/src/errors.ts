@@ -41,7 +41,10 @@ export class StudioError extends Error {
 /** 401: the API key is missing, malformed, unknown, revoked or expired. */
 export class AuthenticationError extends StudioError {}
 
-/** 403 `forbidden`: the API key lacks the scope the operation needs, named by `requiredScope`. Never retried. */
+/**
+ * 403 `forbidden`: the API key lacks the scope the operation needs, named by `requiredScope`; or `model_not_allowed`:
+ * the key may not call that model alias. Never retried.
+ */
 export class PermissionDeniedError extends StudioError {
   get requiredScope(): string | null {
     return typeof this.details.required_scope === 'string' ? this.details.required_scope : null

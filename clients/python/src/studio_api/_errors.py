@@ -39,7 +39,10 @@ class AuthenticationError(StudioError):
 
 
 class PermissionDeniedError(StudioError):
-    """403 ``forbidden``: the API key lacks the scope the operation needs, named by ``required_scope``."""
+    """403 ``forbidden``: the API key lacks the scope the operation needs, named by ``required_scope``.
+
+    Or ``model_not_allowed``: the key may not call that model alias.
+    """
 
     @property
     def required_scope(self) -> str | None:
