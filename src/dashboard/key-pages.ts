@@ -55,13 +55,16 @@ async function usedThisMonth(deps: DashboardDeps, u: SessionUser, keys: KeyListi
   return used
 }
 
-// Use this month against the cap, the rate limit, and (for owners and admins) the way to change them.
+// Use this month against the cap, the rate limit, the models, and (for owners and admins) the way to change them.
 const limitsCell = (v: Viewer, k: KeyListing, used: number) => {
   const cap = k.monthly_completions
   const manage = canManage(v.role) && k.status !== 'revoked'
+  const models = k.models && html`<br><small>models ${k.models.map((m) => html`<code>${m}</code> `)}</small>`
   return html`${cap === null ? html`${used} <small>(no cap)</small>` : html`${used} / ${cap}`}${
     k.rate_limit === null ? '' : html`<br><small>${k.rate_limit} a minute</small>`
-  }${k.models === null ? '' : html`<br><small>models ${k.models.map((m) => html`<code>${m}</code> `)}</small>`}${manage ? html` <a class="button secondary small" href="/dashboard/keys/${k.prefix}/limits">Limits</a>` : ''}`
+  }${models ?? ''}${
+    manage ? html` <a class="button secondary small" href="/dashboard/keys/${k.prefix}/limits">Limits</a>` : ''
+  }`
 }
 
 function keyTable(v: Viewer, keys: KeyListing[], used: Map<string, number>): Html {

@@ -66,7 +66,7 @@ t.test('happy', async (t) => {
     t.ok((await chat(s, key, 'primary').catch((e) => e)) instanceof OpenAI.PermissionDeniedError)
     const lifted = await cli(['keys', 'limit', prefixOf(key), '--models', 'all'])
     t.equal(lifted.code, 0, lifted.err.join('\n'))
-    await eventually(async () => (await openaiIds(s, key)).length === 3, { what: 'the limit lifted' })
+    await eventually(async () => (await openaiIds(s, key)).length === 3, { what: 'the limit lifted', interval: 200 })
     t.same(await openaiIds(s, key), ['primary', 'fast', 'coder'])
     t.equal((await chat(s, key, 'primary')).model, 'primary')
     t.equal((await message(s, key, 'coder')).model, 'coder')
@@ -159,7 +159,7 @@ t.test('security', async (t) => {
     t.equal((await chat(s, key, 'coder')).model, 'coder')
     t.equal((await cli(['keys', 'limit', prefixOf(key), '--models', 'fast'])).code, 0)
     const refused = async () => (await chat(s, key, 'coder').catch((e) => e)) instanceof OpenAI.PermissionDeniedError
-    await eventually(refused, { what: 'the narrower limit applied' })
+    await eventually(refused, { what: 'the narrower limit applied', interval: 200 })
     t.same(await openaiIds(s, key), ['fast'])
   })
 })
