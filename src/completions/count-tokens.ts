@@ -47,7 +47,7 @@ const ESTIMATED = { 'x-studio-token-estimate': 'true' }
 
 async function countTokens(deps: CompletionsDeps, x: Exchange<unknown>): Promise<Reply> {
   const request = readCountTokensRequest(x.body)
-  const alias = aliasOf(request.model, deps.upstreams.aliases())
+  const alias = aliasOf(request.model, deps.upstreams.aliases(), x.principal)
   // A count is of what POST /messages would send: the same body is refused here for the same members.
   anthropicBodies({ ...request, max_tokens: 1 }, deps.upstreams.protocols())
   const off = deps.upstreams.notConfigured()
