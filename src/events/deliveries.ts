@@ -119,8 +119,8 @@ export interface Delivered {
 }
 
 // Successful attempts, many in one statement (the common case, so it costs one round trip per batch, not five per
-// delivery): each delivery whose claim this process still holds is marked delivered and its attempt logged; its
-// endpoint stops failing (written only when it was failing).
+// delivery): each delivery whose claim this process still holds is marked delivered with its attempt on its own row
+// (sql/031: no webhook_attempts row); its endpoint records its last success and stops failing.
 export async function finishDelivered(sql: Sql, done: Delivered[]): Promise<void> {
   const column = <T>(f: (d: Delivered) => T) => done.map(f)
   await sql`
@@ -130,20 +130,22 @@ export async function finishDelivered(sql: Sql, done: Delivered[]): Promise<void
         ${column((d) => d.claim.claimedUntil.toISOString())}::timestamptz[],
         ${column((d) => d.attempt.at.toISOString())}::timestamptz[], ${column((d) => d.attempt.status)}::int[],
         ${column((d) => d.attempt.durationMs)}::int[], ${column((d) => d.attempt.answer)}::text[]
-      ) as r(event_id, endpoint_id, claimed_until, at, status, duration_ms, answer)
+      ) with ordinality as r(event_id, endpoint_id, claimed_until, at, status, duration_ms, answer, n)
     ), held as (
       update webhook_deliveries d
-      set state = 'delivered', attempts = d.attempts + 1, next_at = r.at, claimed_until = null, last_status = r.status
+      set state = 'delivered', attempts = d.attempts + 1, next_at = r.at, claimed_until = null, last_status = r.status,
+          duration_ms = r.duration_ms, answer = r.answer
       from r
       where d.event_id = r.event_id and d.endpoint_id = r.endpoint_id and d.claimed_until = r.claimed_until
-      returning d.event_id, d.endpoint_id
-    ), logged as (
-      insert into webhook_attempts (event_id, endpoint_id, at, status, duration_ms, answer)
-      select r.event_id, r.endpoint_id, r.at, r.status, r.duration_ms, r.answer
-      from r join held using (event_id, endpoint_id)
+      returning d.endpoint_id, r.at, r.status, r.n
+    ), last as (
+      select distinct on (endpoint_id) endpoint_id, at, status from held order by endpoint_id, at desc, n desc
     )
-    update webhook_endpoints set failing_since = null
-    where id in (select endpoint_id from held) and failing_since is not null`
+    update webhook_endpoints w
+    set failing_since = null,
+        last_delivered_status = case when w.last_delivered_at > last.at then w.last_delivered_status else last.status end,
+        last_delivered_at = greatest(w.last_delivered_at, last.at)
+    from last where w.id = last.endpoint_id`
 }
 
 // What is waiting: pending deliveries and the age of the oldest one's event.

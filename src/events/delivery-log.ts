@@ -41,8 +41,8 @@ export async function listDeliveryLog(sql: Sql, endpointId: string, cursor?: str
     select e.id as "eventId", e.type, e.created_at as "createdAt", d.state, d.next_at as "nextAt",
       coalesce((
         select json_agg(json_build_object('at', a.at, 'status', a.status, 'durationMs', a.duration_ms,
-                                          'answer', left(a.answer, ${ANSWER_CHARS})) order by a.at desc, a.id desc)
-        from webhook_attempts a where a.event_id = d.event_id and a.endpoint_id = d.endpoint_id
+                                          'answer', left(a.answer, ${ANSWER_CHARS})) order by a.at desc, a.id desc nulls first)
+        from webhook_attempt_log a where a.event_id = d.event_id and a.endpoint_id = d.endpoint_id
       ), '[]'::json) as attempts,
       to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z~"') || e.id as cursor
     from webhook_deliveries d join events e on e.id = d.event_id

@@ -64,14 +64,18 @@ async function changed(
   })
 }
 
-// The endpoints (with their last attempt) that `where` selects, `w` being webhook_endpoints.
+// The endpoints (with their last attempt: its last failed one or its last success, sql/031) that `where` selects,
+// `w` being webhook_endpoints.
 const selectEndpoints = (sql: Sql, where: postgres.PendingQuery<postgres.Row[]>) => sql<Endpoint[]>`
   select w.id, w.account_id as "accountId", w.url, w.kind, w.event_types as events, w.description,
          w.disabled_reason as "disabledReason", w.created_at as "createdAt",
          last.status as "lastStatus", last.at as "lastAttemptAt", left(last.answer, 100) as "lastAnswer"
   from webhook_endpoints w
   left join lateral (
-    select a.status, a.at, a.answer from webhook_attempts a where a.endpoint_id = w.id order by a.at desc, a.id desc limit 1
+    select a.status, a.at, a.answer from webhook_attempts a where a.endpoint_id = w.id
+    union all
+    select w.last_delivered_status, w.last_delivered_at, null where w.last_delivered_at is not null
+    order by at desc limit 1
   ) last on true
   where ${where}
   order by w.created_at, w.id`

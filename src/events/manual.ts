@@ -32,20 +32,26 @@ export async function sendTest(
 }
 
 // Sends an event again to an enabled endpoint that had it: its delivery is due now with a fresh retry schedule, and
-// its new attempts join the log. Same event, same body, same webhook-id. False when the endpoint is disabled or never
-// had that event. The endpoint's row is locked (FOR SHARE) so that a disabling running meanwhile either waits for this
-// and then cancels the delivery, or is seen here.
+// its new attempts join the log (a success kept on the delivery's row moves to webhook_attempts first). Same event,
+// same body, same webhook-id. False when the endpoint is disabled or never had that event. The endpoint's row is
+// locked (FOR SHARE) so that a disabling running meanwhile either waits for this and then cancels the delivery, or
+// is seen here.
 export async function resend(sql: Sql, endpointId: string, eventId: string, now: Date): Promise<boolean> {
   if (!isEndpointId(endpointId)) return false
   const rows = await sql`
     with endpoint as (
       select id from webhook_endpoints where id = ${endpointId} and disabled_reason is null for share
     ), again as (
-      update webhook_deliveries
+      update webhook_deliveries d
       set state = 'pending', attempts = 0, next_at = ${now},
-          claimed_until = case when state = 'pending' then claimed_until end
-      where endpoint_id = (select id from endpoint) and event_id = ${eventId}
-      returning 1
+          claimed_until = case when d.state = 'pending' then d.claimed_until end, duration_ms = null, answer = null
+      from webhook_deliveries old
+      where old.endpoint_id = (select id from endpoint) and old.event_id = ${eventId}
+        and d.endpoint_id = old.endpoint_id and d.event_id = old.event_id
+      returning old.next_at, old.last_status, old.duration_ms, old.answer
+    ), kept as (
+      insert into webhook_attempts (event_id, endpoint_id, at, status, duration_ms, answer)
+      select ${eventId}, ${endpointId}, next_at, last_status, duration_ms, answer from again where answer is not null
     )
     select pg_notify(${WAKE_CHANNEL}, '') from again`
   return rows.length === 1

@@ -63,7 +63,7 @@ t.test('killed with SIGKILL after the 201, before the delivery: delivered after 
     async () => (await sql<{ state: string }[]>`select state from webhook_deliveries`)[0]?.state === 'delivered',
     { what: 'marked delivered' }
   )
-  const rows = await sql<{ id: string; status: number }[]>`select event_id as id, status from webhook_attempts`
+  const rows = await sql<{ id: string; status: number }[]>`select event_id as id, status from webhook_attempt_log`
   t.same(rows, [{ id: delivery.headers['webhook-id'], status: 200 }], 'one attempt logged: the killed one logged none')
   const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from events where type = 'lead.created'`
   t.equal(n, 1, 'one lead.created event: none lost, none made up')

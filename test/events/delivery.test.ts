@@ -34,7 +34,7 @@ const keyEvent = (prefix = 'pfx') => ({ type: 'key.created' as const, data: { pr
 const record = (accountId: string, prefix?: string) =>
   sql.begin((tx) => recordEvent(tx as never, accountId, keyEvent(prefix), new Date(clock())))
 const attempts = (endpointId: string) => sql<{ status: number | null; answer: string; at: Date }[]>`
-  select status, answer, at from webhook_attempts where endpoint_id = ${endpointId} order by id`
+  select status, answer, at from webhook_attempt_log where endpoint_id = ${endpointId} order by at, id nulls last`
 const delivery = async (eventId: string) =>
   (
     await sql<{ state: string; attempts: number; next_at: Date }[]>`

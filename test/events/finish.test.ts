@@ -1,7 +1,9 @@
 import t from 'tap'
 import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { claimDue, finishDelivered } from '../../src/events/deliveries.js'
+import { listDeliveryLog } from '../../src/events/delivery-log.js'
 import { addEndpoint, listEndpoints } from '../../src/events/endpoints.js'
+import { resend } from '../../src/events/manual.js'
 import { recordEvent } from '../../src/outbox/event.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 
@@ -35,7 +37,7 @@ t.test('a batch of successes: held claims delivered and logged, a lapsed one lef
     t.match(byEvent.get(c.eventId), { state: 'delivered', attempts: 1, last_status: 200 + i })
   t.match(byEvent.get(claims[2].eventId), { state: 'pending', attempts: 0, last_status: null }, 'a lost claim')
   const logged = await sql<{ event_id: string; status: number; duration_ms: number; answer: string }[]>`
-    select event_id, status, duration_ms, answer from webhook_attempts order by status`
+    select event_id, status, duration_ms, answer from webhook_attempt_log order by status`
   t.same(
     logged.map((a) => [a.event_id, a.status, a.duration_ms, a.answer]),
     mine.map((c, i) => [c.eventId, 200 + i, 3 + i, `ok ${i}`])
@@ -44,4 +46,31 @@ t.test('a batch of successes: held claims delivered and logged, a lapsed one lef
   t.equal(endpoint.lastStatus, 201)
   const [{ failing_since }] = await sql`select failing_since from webhook_endpoints where id = ${e.id}`
   t.equal(failing_since, null, 'the endpoint no longer failing')
+})
+
+// A success is kept on its delivery's row (sql/031), not as a webhook_attempts row: the log, the endpoint's last
+// attempt and a resend still show every attempt.
+t.test('a success kept on its row: logged, last on its endpoint, kept when the event is sent again', async (t) => {
+  const e = await addEndpoint(sql, { accountId, url: 'http://127.0.0.1:9/again' }, true)
+  const { id } = await recordEvent(sql, accountId, keyEvent('again'), new Date())
+  const deliver = async (at: Date, status: number, answer: string) => {
+    const [claim] = (await claimDue(sql, at, 1000, 10)).filter((c) => c.endpointId === e.id)
+    await finishDelivered(sql, [{ claim, attempt: { at, status, durationMs: 4, answer } }])
+  }
+  const first = new Date(Date.now() + 1000)
+  await deliver(first, 200, 'first')
+  const [{ n }] = await sql`select count(*)::int as n from webhook_attempts where endpoint_id = ${e.id}`
+  t.equal(n, 0, 'no attempt row for a success')
+  const [endpoint] = (await listEndpoints(sql, accountId)).filter((w) => w.id === e.id)
+  t.match(endpoint, { lastStatus: 200, lastAttemptAt: first })
+  t.ok(await resend(sql, e.id, id, first))
+  const second = new Date(first.getTime() + 1000)
+  await deliver(second, 204, 'second')
+  const { events } = await listDeliveryLog(sql, e.id)
+  const logged = events.map((l) => [l.eventId, l.state, l.attempts.map((a) => [a.status, a.answer, a.at.getTime()])])
+  const both = [
+    [204, 'second', second.getTime()],
+    [200, 'first', first.getTime()],
+  ]
+  t.same(logged, [[id, 'delivered', both]], 'both attempts, newest first')
 })

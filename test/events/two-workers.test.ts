@@ -66,7 +66,7 @@ t.test('1,000 leads over two processes: each event reaches the endpoint once', a
     'both processes ran throughout'
   )
   // Read before the stop: with the embedded database, the database lives in one of the processes.
-  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_attempts`
+  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_attempt_log`
   t.equal(n, TOTAL, 'one attempt each')
   t.same(await Promise.all(servers.map((s) => s.stop())), [0, 0], 'both stopped cleanly')
   const ids = r.got.map((g) => g.headers['webhook-id'])
