@@ -1,11 +1,12 @@
 // Many writes in one: each item waits for the statement that writes it; while one statement runs, the items that
-// arrive meanwhile gather into the next. No timer: a lone item is written at once, and under load the batches grow
-// with the load.
-export function batched<T>(write: (items: T[]) => Promise<void>): (item: T) => Promise<void> {
+// arrive meanwhile gather into the next. With `gatherMs`, an item that finds no statement running waits that long for
+// others before its own is sent; without, a lone item is written at once and the batches grow with the load only.
+export function batched<T>(write: (items: T[]) => Promise<void>, gatherMs = 0): (item: T) => Promise<void> {
   let queue: { item: T; ok: () => void; fail: (e: unknown) => void }[] = []
   let running = false
   async function drain() {
     running = true
+    if (gatherMs > 0) await new Promise((ok) => setTimeout(ok, gatherMs))
     while (queue.length) {
       const batch = queue
       queue = []

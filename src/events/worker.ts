@@ -56,6 +56,9 @@ export interface DeliveryWorker {
 const PRUNE_EVERY_MS = 3_600_000
 const BACKLOG_EVERY_MS = 5000
 const CLOSE_MS = 2000
+// How long a success waits for others to be written with it: a finishing statement costs PostgreSQL about a
+// millisecond whatever its size (BENCHMARKS.md, "Cheap deliveries"), and a claim round's posts end together.
+const FINISH_GATHER_MS = 20
 
 // The backlog for the metrics, counted again at most every BACKLOG_EVERY_MS.
 function backlogGauge(sql: Sql) {
@@ -120,7 +123,7 @@ export function startDeliveryWorker(o: WorkerOptions): DeliveryWorker {
     nudge()
   }
 
-  const writeDelivered = batched((done: Delivered[]) => finishDelivered(sql, done))
+  const writeDelivered = batched((done: Delivered[]) => finishDelivered(sql, done), FINISH_GATHER_MS)
 
   async function deliver(c: Claimed) {
     const at = new Date(clock())
