@@ -89,11 +89,11 @@ t.test('the Python SDKs', { skip: !hasPython && 'python3 is not installed' }, as
       anthropic: fakes.anthropic.seen.map(({ path, headers, body }) => ({ path, headers, body })),
       openai: fakes.openai.seen.map(({ path, headers, body }) => ({ path, headers, body })),
     }),
-    'POST /keys': async (body: { plan: string | null; rate_limit: number | null }) => {
+    'POST /keys': async (body: { plan: string | null; rate_limit: number | null; models: string[] | null }) => {
       const input: CreateKeyInput = {
         email: `py-sdk-${Math.random().toString(36).slice(2)}@example.com`,
         plan: body.plan ?? undefined,
-        limits: { rateLimit: body.rate_limit ?? null },
+        limits: { rateLimit: body.rate_limit ?? null, models: body.models ?? null },
       }
       return { key: await issueKey(sql, input) }
     },

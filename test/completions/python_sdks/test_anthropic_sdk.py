@@ -305,8 +305,12 @@ def test_an_unknown_model_is_not_found(key: str) -> None:
     assert seen("anthropic") == []
 
 
-# A forbidden model (a key limited to other aliases: 403 model_not_allowed, PermissionDeniedError) belongs here once
-# keys can be limited to some aliases.
+def test_a_model_the_key_may_not_call_is_permission_denied() -> None:
+    key = new_key(models=["fast"])
+    with pytest.raises(anthropic.PermissionDeniedError) as e:
+        client("anthropic", key).messages.create(model="primary", max_tokens=5, messages=HELLO)
+    assert error_of(e.value)["code"] == "model_not_allowed"
+    assert seen("anthropic") == []
 
 
 def test_a_member_openai_cannot_express_is_refused_before_any_upstream_call(key: str) -> None:

@@ -282,8 +282,12 @@ def test_an_unknown_model_is_not_found(key: str) -> None:
     assert seen("openai") == []
 
 
-# A forbidden model (a key limited to other aliases: 403 model_not_allowed, PermissionDeniedError) belongs here once
-# keys can be limited to some aliases.
+def test_a_model_the_key_may_not_call_is_permission_denied() -> None:
+    key = new_key(models=["fast"])
+    with pytest.raises(openai.PermissionDeniedError) as e:
+        client("openai", key).chat.completions.create(model="primary", messages=HELLO)
+    assert e.value.code == "model_not_allowed"
+    assert seen("openai") == []
 
 
 def test_a_member_anthropic_cannot_express_is_refused_before_any_upstream_call(key: str) -> None:

@@ -62,9 +62,9 @@ def seen(upstream: Upstream) -> list[Json]:
     return requests
 
 
-def new_key(*, plan: str | None = None, rate_limit: int | None = None) -> str:
-    """A key of a new account (plan STARTER: one completion a month), with its own rate limit when given."""
-    key: str = _post("/keys", {"plan": plan, "rate_limit": rate_limit})["key"]
+def new_key(*, plan: str | None = None, rate_limit: int | None = None, models: list[str] | None = None) -> str:
+    """A key of a new account (plan STARTER: one completion a month), with its own rate limit and models when given."""
+    key: str = _post("/keys", {"plan": plan, "rate_limit": rate_limit, "models": models})["key"]
     return key
 
 
