@@ -2801,7 +2801,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The key lacks the scope this operation needs: forbidden */
+            /** @description The key lacks the scope this operation needs: model_not_allowed, forbidden */
             403: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -2820,7 +2820,7 @@ export interface operations {
                              * @description Our error code.
                              * @enum {string}
                              */
-                            code: "forbidden";
+                            code: "model_not_allowed" | "forbidden";
                         };
                     };
                 };
