@@ -72,7 +72,8 @@ const selectEndpoints = (sql: Sql, where: postgres.PendingQuery<postgres.Row[]>)
          last.status as "lastStatus", last.at as "lastAttemptAt", left(last.answer, 100) as "lastAnswer"
   from webhook_endpoints w
   left join lateral (
-    select a.status, a.at, a.answer from webhook_attempts a where a.endpoint_id = w.id
+    (select a.status, a.at, a.answer from webhook_attempts a where a.endpoint_id = w.id
+     order by a.at desc, a.id desc limit 1)
     union all
     select w.last_delivered_status, w.last_delivered_at, null where w.last_delivered_at is not null
     order by at desc limit 1
