@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici'
 import type { Handler, Transport } from '../ops/transport.js'
 import type { SignedHeaders } from './signature.js'
-import { REFUSED_PRIVATE } from './address.js'
+import { ForbiddenAddressError, REFUSED_PRIVATE } from './address.js'
 
 // One webhook POST. Success is a 2xx within `timeoutMs`; at most 64 KiB of the answer is read; a redirect is an
 // answer like any other (never followed). Sent through undici's `dispatch` (as completions/exchange.ts), not its
@@ -77,8 +77,7 @@ class AnswerReader {
 
   onError(e: Error) {
     if (this.stopped === 'full') this.settle(this.text())
-    else if ((e as { code?: string }).code === 'WEBHOOK_FORBIDDEN_ADDRESS')
-      this.settle(`${REFUSED_PRIVATE}: ${e.message}`)
+    else if (e instanceof ForbiddenAddressError) this.settle(`${REFUSED_PRIVATE}: ${e.message}`)
     else if (this.status !== null) this.settle(`(answer cut: ${e.message})`)
     else this.settle(`(${this.stopped === 'deadline' ? `no answer within ${this.timeoutMs} ms` : e.message})`)
   }
