@@ -4,6 +4,7 @@ import type { Json } from '../protocols/refused.js'
 import type { Adapter, UpstreamConfig } from './call.js'
 import { type EchoAnswer, echoAnswer } from './echo-answer.js'
 import { openaiAdapter } from './openai.js'
+import { configuredAliases } from '../ops/model-aliases.js'
 
 // STUDIO_UPSTREAM=echo: an OpenAI-compatible upstream inside the process, for trying the API and for integration
 // tests without a provider. It is the openai adapter over a transport of its own that answers each request, whole or
@@ -108,7 +109,6 @@ const echoTransport: Transport = {
 export function echoAdapter(config: UpstreamConfig): Adapter {
   const openai = openaiAdapter({ ...config, OPENAI_BASE_URL: ORIGIN, OPENAI_API_KEY: undefined })
   // One model, whatever the alias.
-  const aliases = ['primary', 'fast', ...Object.keys(config.STUDIO_MODEL_ALIASES ?? {})]
-  const models = Object.fromEntries(aliases.map((alias) => [alias, MODEL]))
+  const models = Object.fromEntries(configuredAliases(config).map((alias) => [alias, MODEL]))
   return { ...openai, name: 'echo', models, transport: echoTransport }
 }
