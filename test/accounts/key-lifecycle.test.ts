@@ -161,14 +161,14 @@ t.test('--help tells of the lifecycle commands', async (t) => {
     t.match(out.join('\n'), word)
 })
 
-t.test('the README CLI table has every form of the usage line', async (t) => {
+t.test('the CLI table of docs/cli.md has every form of the usage line', async (t) => {
   const { readFileSync } = await import('node:fs')
   const { USAGE } = await import('../../src/cli/cli.js')
   // A `|` in a form is escaped in the table (GitHub's tables split cells at any other).
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8').replaceAll('\\|', '|')
+  const page = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8').replaceAll('\\|', '|')
   const forms = USAGE.replace(/^usage: studio \[/, '')
     .replace(/\] \[--help\]$/, '')
     .split(' | ')
   t.ok(forms.length >= 10)
-  for (const form of forms) t.match(readme, `| \`${form}\` |`, form)
+  for (const form of forms) t.match(page, `| \`${form}\` |`, form)
 })

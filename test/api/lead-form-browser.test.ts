@@ -9,18 +9,18 @@ import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
 import { issuedKeys, startTestServer } from '../support/server.js'
 
-// The README's static contact form, in a real Chromium: served from an origin its lead key names, its script posts
+// The static contact form of docs/keys.md, in a real Chromium: served from an origin its lead key names, its script posts
 // the lead (a CORS preflight, then the POST); served from another origin, the browser refuses to send it; a filled
 // honeypot is kept as spam and shown under the dashboard's Spam filter; the per-address limit answers 429.
 if (!hasChromium()) t.fail('no /usr/bin/chromium: apt-get install -y chromium (.ci/run does)')
 else await run()
 
-// The README's form, its placeholders (the API's URL, the key) replaced.
-function readmeForm(api: string, key: string) {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-  const section = readme.slice(readme.indexOf('### Lead keys for web pages'))
+// The form of docs/keys.md, its placeholders (the API's URL, the key) replaced.
+function documentedForm(api: string, key: string) {
+  const page = readFileSync(new URL('../../docs/keys.md', import.meta.url), 'utf8')
+  const section = page.slice(page.indexOf('## Lead keys for web pages'))
   const html = /```html\n([\s\S]*?)```/.exec(section)?.[1]
-  if (!html) throw new Error('no html block in the README’s lead keys section')
+  if (!html) throw new Error('no html block in the lead keys section of docs/keys.md')
   return html.replace('https://api.example.com', api).replace(/studio_X+_X+/, key)
 }
 
@@ -44,7 +44,7 @@ async function run() {
   const email = 'site-owner@example.com'
   const made = await createKey(sql, { email, scopes: ['leads:write'], origins: [site], keyName: 'contact form' })
   issuedKeys.push(made.key)
-  html = readmeForm(server.url, made.key)
+  html = documentedForm(server.url, made.key)
   const leads = async () =>
     sql<{ name: string; spam: boolean }[]>`select name, spam from leads where key_prefix = ${made.prefix}`
   // The key was made behind the server's back, as by another process: its origin arrives with the key poll.
