@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { createKey } from '../../src/accounts/key-lifecycle.js'
-import { hasChromium, openBrowser } from '../support/browser.js'
+import { needsChromium, openBrowser } from '../support/browser.js'
 import { PASSWORD, signinLink } from '../support/dashboard-client.js'
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
@@ -12,8 +12,7 @@ import { issuedKeys, startTestServer } from '../support/server.js'
 // The static contact form of docs/keys.md, in a real Chromium: served from an origin its lead key names, its script posts
 // the lead (a CORS preflight, then the POST); served from another origin, the browser refuses to send it; a filled
 // honeypot is kept as spam and shown under the dashboard's Spam filter; the per-address limit answers 429.
-if (!hasChromium()) t.fail('no /usr/bin/chromium: apt-get install -y chromium (.ci/run does)')
-else await run()
+if (needsChromium(t)) await run()
 
 // The form of docs/keys.md, its placeholders (the API's URL, the key) replaced.
 function documentedForm(api: string, key: string) {

@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { clientServers, QUOTA } from '../support/client-servers.js'
 import { pythonClientFiles } from '../support/python-client-types.js'
-import { cachedPython, hasPython, pipInstall, pytest } from '../support/pytest.js'
+import { cachedPython, pythonSkip, pipInstall, pytest } from '../support/pytest.js'
 import { webhookVectors } from '../support/webhook-vectors.js'
 
 // The Python client's pytest suite (clients/python/tests) against the servers this file starts, with the interpreter
@@ -40,7 +40,7 @@ t.test('the committed types and event classes are generated from the served docu
   }
 })
 
-t.test('the Python client', { skip: !hasPython && 'python3 is not installed' }, async (t) => {
+t.test('the Python client', { skip: pythonSkip(t) }, async (t) => {
   const bin = await python()
   const env = {
     PATH: process.env.PATH,

@@ -4,7 +4,7 @@ import t from 'tap'
 import type { CreateKeyInput } from '../../src/accounts/key-lifecycle.js'
 import { testDatabase } from '../support/database.js'
 import { anthropicMessage, fakeUpstream, json, openaiCompletion, sse } from '../support/fake-upstream.js'
-import { cachedPython, hasPython, pytest } from '../support/pytest.js'
+import { cachedPython, pythonSkip, pytest } from '../support/pytest.js'
 import { issueKey, startTestServer, type TestServer } from '../support/server.js'
 
 // The SDK-compatible routes driven by the official Python SDKs, `openai` and `anthropic`: the pytest directory
@@ -33,7 +33,7 @@ interface Answer {
   sizes?: number[]
 }
 
-t.test('the Python SDKs', { skip: !hasPython && 'python3 is not installed' }, async (t) => {
+t.test('the Python SDKs', { skip: pythonSkip(t) }, async (t) => {
   const bin =
     process.env.STUDIO_PYTHON ?? (await cachedPython('studio-python-sdks-venv', ['pytest', 'openai', 'anthropic']))
   const dbEnv = await testDatabase(t)

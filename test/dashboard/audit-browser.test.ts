@@ -1,15 +1,14 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { run as studio } from '../../src/cli/cli.js'
-import { hasChromium, openBrowser, watchProblems } from '../support/browser.js'
+import { needsChromium, openBrowser, watchProblems } from '../support/browser.js'
 import { PASSWORD, signinLink } from '../support/dashboard-client.js'
 import { testDatabase } from '../support/database.js'
 import { startTestServer } from '../support/server.js'
 
 // The Audit log page in a real browser: reached from the navigation, filtered with its plain GET form, exported as
 // CSV; a member is refused it.
-if (!hasChromium()) t.fail('no /usr/bin/chromium: apt-get install -y chromium (.ci/run does)')
-else await run()
+if (needsChromium(t)) await run()
 
 async function run() {
   const quiet = { out: () => {}, err: () => {} }

@@ -1,14 +1,13 @@
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { hasChromium, openBrowser, watchProblems } from '../support/browser.js'
+import { needsChromium, openBrowser, watchProblems } from '../support/browser.js'
 import { PASSWORD, signinLink } from '../support/dashboard-client.js'
 import { testDatabase } from '../support/database.js'
 import { startTestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js'
 
 // The dashboard in a real browser (Debian's Chromium through playwright-core).
-if (!hasChromium()) t.fail('no /usr/bin/chromium: apt-get install -y chromium (.ci/run does)')
-else await run()
+if (needsChromium(t)) await run()
 
 async function run() {
   const dbEnv = await testDatabase(t)

@@ -6,12 +6,12 @@ import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.j
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { spawnServer } from '../support/processes.js'
 import { captureLogger, issueKey, startTestServer } from '../support/server.js'
-import { haveRedis, testRedis, uniquePrefix } from '../support/redis.js'
+import { redisSkip, testRedis, uniquePrefix } from '../support/redis.js'
 
 // A key's own rate limit: the lower of it and STUDIO_RATE_LIMIT applies, in memory and across processes over Redis,
 // and the RateLimit headers report that one.
 
-const skip = haveRedis ? false : 'redis-server is not installed (.ci/run installs it)'
+const skip = redisSkip(t)
 const email = () => `rate-${Math.random().toString(36).slice(2)}@example.com`
 
 t.test('in one process: the lower limit applies, and the headers say which', async (t) => {

@@ -1,13 +1,13 @@
 import t, { type Test } from 'tap'
 import { testDatabase } from '../support/database.js'
 import { startTestServer, type TestServer } from '../support/server.js'
-import { haveRedis, privateRedis, uniquePrefix } from '../support/redis.js'
+import { redisSkip, privateRedis, uniquePrefix } from '../support/redis.js'
 import { eventually } from '../support/eventually.js'
 
 // Redis down or slow is not an outage: each process falls back to its in-memory limiter (logged once, counted,
 // shown in /readyz), no request fails, and the shared limit resumes when Redis answers again.
 
-const skip = haveRedis ? false : 'redis-server is not installed (.ci/run installs it)'
+const skip = redisSkip(t)
 const ENTER = 'rate limiter: Redis failed or is slow; limiting in this process until it answers'
 const LEAVE = 'rate limiter: Redis answers again; the limits are shared again'
 

@@ -6,13 +6,13 @@ import { createMetrics } from '../../src/ops/service-metrics.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
 import { spawnServer } from '../support/processes.js'
-import { haveRedis, type PrivateRedis, privateRedis, uniquePrefix } from '../support/redis.js'
+import { redisSkip, type PrivateRedis, privateRedis, uniquePrefix } from '../support/redis.js'
 import { captureLogger, issueKey } from '../support/server.js'
 
 // Redis killed and restarted empty inside a key's window: over N processes a key never gets more than N times its
 // limit in any 60 s, and what the processes granted while Redis was away counts in Redis once it is back.
 
-const skip = haveRedis ? false : 'redis-server is not installed (.ci/run installs it)'
+const skip = redisSkip(t)
 
 interface Answer {
   sent: number

@@ -6,12 +6,12 @@ import { createMetrics } from '../../src/ops/service-metrics.js'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { spawnServer } from '../support/processes.js'
 import { captureLogger, issueKey, startTestServer } from '../support/server.js'
-import { haveRedis, testRedis, uniquePrefix } from '../support/redis.js'
+import { redisSkip, testRedis, uniquePrefix } from '../support/redis.js'
 import { eventually } from '../support/eventually.js'
 
 // The rate limits shared through Redis: exact across processes, with the same RateLimit headers as in memory.
 
-const skip = haveRedis ? false : 'redis-server is not installed (.ci/run installs it)'
+const skip = redisSkip(t)
 
 t.test('the Redis window is exact under concurrent hits', { skip }, async (t) => {
   const requests = new SlidingWindow(20, 60_000)

@@ -6,20 +6,17 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { openTestDatabase, testDatabase } from '../support/database.js'
 import { spawnServer } from '../support/processes.js'
+import { lacking } from '../support/parts.js'
 import { issueKey } from '../support/server.js'
 import { freePort } from '../support/ports.js'
-import { haveRedis, testRedis, uniquePrefix } from '../support/redis.js'
+import { redisSkip, testRedis, uniquePrefix } from '../support/redis.js'
 import { eventually } from '../support/eventually.js'
 
 // contrib/nginx.conf works as shipped: two instances behind it (addresses and port rewritten), one limit for both.
 
 const exec = promisify(execFile)
 const haveNginx = spawnSync('nginx', ['-v']).status === 0
-const skip = !haveRedis
-  ? 'redis-server is not installed (.ci/run installs it)'
-  : !haveNginx
-    ? 'nginx is not installed (.ci/run installs it)'
-    : false
+const skip = redisSkip(t) || lacking(t, haveNginx, 'no nginx: apt-get install -y nginx (.ci/run does)')
 
 t.test('two instances behind contrib/nginx.conf share one rate limit', { skip }, async (t) => {
   const dbEnv = await testDatabase(t)

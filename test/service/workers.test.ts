@@ -7,7 +7,7 @@ import { openTestDatabase, testDatabase } from '../support/database.js'
 import { spawnServer } from '../support/processes.js'
 import { issueKey } from '../support/server.js'
 import { havePostgres, privatePostgres } from '../support/pg.js'
-import { haveRedis, testRedis, uniquePrefix } from '../support/redis.js'
+import { redisSkip, testRedis, uniquePrefix } from '../support/redis.js'
 import { eventually } from '../support/eventually.js'
 
 // STUDIO_WORKERS=2: one port, two worker processes, a dead worker replaced, SIGTERM drains them all; and the
@@ -15,11 +15,7 @@ import { eventually } from '../support/eventually.js'
 // embedded database serves one process).
 
 const execFileP = promisify(execFile)
-const skip = !haveRedis
-  ? 'redis-server is not installed (.ci/run installs it)'
-  : !process.env.DATABASE_URL && !havePostgres
-    ? 'no PostgreSQL: set DATABASE_URL'
-    : false
+const skip = redisSkip(t) || (!process.env.DATABASE_URL && !havePostgres ? 'no PostgreSQL: set DATABASE_URL' : false)
 
 // Built once for the whole file (the helper removes it when the test that built it ends).
 const bin = await buildBundle(t)

@@ -2,11 +2,17 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import type { Test } from 'tap'
+import { fileNeeds } from './parts.js'
 import type { Teardown } from './teardown.js'
 
 // Debian's Chromium (apt-get install -y chromium), never a downloaded browser, each context with a fresh profile.
 const CHROMIUM = '/usr/bin/chromium'
-export const hasChromium = () => existsSync(CHROMIUM)
+const hasChromium = () => existsSync(CHROMIUM)
+
+// For a file whose every test drives Chromium: whether it may run (else it skipped, or under CI failed, in one line).
+export const needsChromium = (t: Test) =>
+  fileNeeds(t, hasChromium(), 'no Chromium at /usr/bin/chromium: apt-get install -y chromium (.ci/run does)')
 
 export async function openBrowser(t: Teardown, viewport = { width: 1280, height: 800 }): Promise<BrowserContext> {
   const dir = mkdtempSync(join(tmpdir(), 'studio-chromium-'))

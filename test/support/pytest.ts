@@ -3,6 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
+import { lacking } from './parts.js'
 import { rootPath } from './paths.js'
 
 // The pytest suites that run inside `npm test` (test/clients/python.test.ts, test/completions/python-sdks.test.ts),
@@ -10,7 +11,10 @@ import { rootPath } from './paths.js'
 
 const exec = promisify(execFile)
 
-export const hasPython = spawnSync('python3', ['--version']).status === 0
+const hasPython = spawnSync('python3', ['--version']).status === 0
+
+// The reason to skip a test that needs python3, or `false` when it is installed (under CI: a failure instead).
+export const pythonSkip = (t: Test) => lacking(t, hasPython, 'no python3: apt-get install -y python3 python3-venv')
 
 export const pipInstall = (bin: string, args: string[]) =>
   exec(bin, ['-m', 'pip', 'install', '-q', '--retries', '0', ...args], { timeout: 170_000 })

@@ -4,13 +4,19 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { eventually } from './eventually.js'
+import type { Test } from 'tap'
+import { lacking } from './parts.js'
 import type { Teardown } from './teardown.js'
 import { freePort } from './ports.js'
 
 // Redis for the tests: the machine's on 127.0.0.1:6379 (each test file under a key prefix of its own), or a
 // redis-server of the test's own on a free port, for the tests that stop it. `.ci/run` makes sure both can be had.
 
-export const haveRedis = spawnSync('redis-server', ['--version']).status === 0
+const haveRedis = spawnSync('redis-server', ['--version']).status === 0
+
+// The reason to skip a test that needs redis-server, or `false` when it is installed (under CI: a failure instead).
+export const redisSkip = (t: Test) =>
+  lacking(t, haveRedis, 'no redis-server: apt-get install -y redis-server (.ci/run does)')
 const SHARED_REDIS = 'redis://127.0.0.1:6379'
 
 export const uniquePrefix = () => `studio-test:${process.pid}:${Math.random().toString(36).slice(2, 8)}:`
