@@ -31,6 +31,8 @@ const SLOW = 300_000
 interface Command {
   text: string
   ownTerminal: boolean
+  // The comment lines after it: the answer the README shows.
+  answer: string[]
 }
 
 function walkthroughCommands(readme: string): Command[] {
@@ -40,11 +42,12 @@ function walkthroughCommands(readme: string): Command[] {
   for (const [, block] of section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)) {
     let pending: string[] = []
     for (const line of block.split('\n')) {
+      if (pending.length === 0 && line.trimStart().startsWith('#')) commands.at(-1)?.answer.push(line)
       if (pending.length === 0 && (line.trim() === '' || line.trimStart().startsWith('#'))) continue
       pending.push(line)
       if (line.endsWith('\\')) continue
       const text = pending.join('\n')
-      commands.push({ text, ownTerminal: text.includes(LEAVE_RUNNING) })
+      commands.push({ text, ownTerminal: text.includes(LEAVE_RUNNING), answer: [] })
       pending = []
     }
   }
@@ -211,6 +214,17 @@ t.test('the sign-in link opens the dashboard, signed in', async (t) => {
   const keys = await b.get('/dashboard/keys')
   t.equal(keys.status, 200, 'the Keys page, with the session cookie')
   t.match(keys.text, 'ada@example.com')
+})
+
+// The README's answers are abbreviated (`…`) and dated; what they spell out whole, a JSON field's string (not a date),
+// number or boolean, is in what the command printed.
+t.test('the answers the README shows are the ones printed', async (t) => {
+  const field = /"\w+":(?:"[^"…]*"|-?\d+|true|false|null)(?=[,}])/g
+  for (const [index, { text, ownTerminal, answer }] of commands.entries()) {
+    if (ownTerminal) continue
+    for (const shown of answer.join('\n').match(field) ?? [])
+      if (!/"\d{4}-\d\d-/.test(shown)) t.match(outputs[index], shown, `${shown} after ${text.split('\n')[0]}`)
+  }
 })
 
 t.test('in the order the issue asks for', async (t) => {
