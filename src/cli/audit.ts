@@ -25,6 +25,11 @@ export const auditCommand: Command = {
   help:
     "the audit log, oldest first (of E's account; since DATE, a UTC day or a time):\ntime, account, actor, " +
     'action, target, client address, values before and after',
+  manual:
+    'the audit log (see "Audit log"), oldest first, tab-separated after a header line: time, account ' +
+    '(`-`: none), actor (an email, or `cli (osuser)`), action, target, client address, values before and ' +
+    "after (JSON, `-` when none); `--email` keeps E's account's entries, `--since` those from a UTC day " +
+    '(`2026-01-31`) or a time (`2026-01-31T09:00Z`) on',
   run: ({ values, io, database }) => {
     const email = values.email === undefined ? undefined : check(Email, values.email, '--email')
     const from = since(values.since)

@@ -9,7 +9,7 @@ import { helpText, usageLine } from './help.js'
 
 export type { Io } from './command.js'
 
-export const USAGE = usageLine(commands)
+const USAGE = usageLine(commands)
 export const HELP = helpText(commands)
 
 const stdio: Io = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) }

@@ -11,7 +11,8 @@ export interface Command {
   name: string // one or two words: `migrate`, `keys create`
   args?: string
   help: string // '\n' starts a continuation line in the help
-  also?: { args: string; help: string }[] // further usage forms of the same command
+  manual?: string // what docs/cli.md says of it when `help` leaves something out
+  also?: { args: string; help: string; manual?: string }[] // further usage forms of the same command
   run: (call: Invocation) => Promise<number>
 }
 
@@ -70,10 +71,10 @@ export function parseInvocation(command: Command, argv: string[]) {
   }
 }
 
-export function usageForms(command: Command): { form: string; help: string }[] {
+export function usageForms(command: Command): { form: string; help: string; manual?: string }[] {
   const named = (args: string) => (args ? `${command.name} ${args}` : command.name)
   return [
-    { form: named(command.args ?? ''), help: command.help },
-    ...(command.also ?? []).map((f) => ({ form: named(f.args), help: f.help })),
+    { form: named(command.args ?? ''), help: command.help, manual: command.manual },
+    ...(command.also ?? []).map((f) => ({ form: named(f.args), help: f.help, manual: f.manual })),
   ]
 }

@@ -21,12 +21,18 @@ export const commands: Command[] = [
   {
     name: 'serve',
     help: 'serve the API (the default command)',
+    manual:
+      'serve the API (the default command); migrations are applied first. Over a database a newer release ' +
+      'migrated it exits with code 2 (see "Upgrading")',
     run: ({ config, io }) => serve(config, io),
   },
   {
     name: 'migrate',
     args: '[--dry-run]',
     help: 'apply pending database migrations and exit;\n--dry-run: list them, one a line, and apply nothing',
+    manual:
+      'apply pending migrations (the numbered files of `sql/`, in order, each once, under an advisory lock); ' +
+      '`--dry-run` prints `would apply:` and their names, one a line (or `up to date`), and changes nothing',
     run: ({ switches, io, database }) =>
       database(
         async (sql) => {
@@ -45,6 +51,7 @@ export const commands: Command[] = [
   {
     name: 'healthcheck',
     help: 'exit 0 if the server at HOST:PORT answers GET /healthz, else 1 (for containers)',
+    manual: "exit 0 when the server at `HOST`:`PORT` answers `GET /healthz`, else 1 (the container's `HEALTHCHECK`)",
     run: async ({ io, config }) => {
       const problem = await healthcheck(config)
       if (problem) io.err(`studio: unhealthy: ${problem}`)
@@ -56,6 +63,7 @@ export const commands: Command[] = [
     name: 'plan set',
     args: '--email E PLAN',
     help: `set the plan of E's account: ${PLANS}`,
+    manual: "set the plan of E's account: `FREE`, `STARTER`, `PRO`, `ENTERPRISE`",
     run: ({ values, positionals, io, actor, database }) => {
       if (!values.email) throw new UsageError('plan set needs --email')
       const plan = check(Plan, positionals[0], 'PLAN')
@@ -73,6 +81,11 @@ export const commands: Command[] = [
     help:
       'create (or reuse) the user E and its account, and print a one-time dashboard sign-in\nlink (valid 24 h; ' +
       'STUDIO_PUBLIC_URL is its base), alone on the last line; with mail on, a mail with it to E is queued',
+    manual:
+      'create or reuse the user E and its account (as `keys create` does) and print a one-time dashboard ' +
+      'sign-in URL, alone on the last line of stdout: valid 24 hours, single use, stored hashed. Its base ' +
+      'is `STUDIO_PUBLIC_URL` (default `http://HOST:PORT`). With mail on it is also mailed to E (by the ' +
+      'running server, see "Mail")',
     run: ({ values, io, config, actor, database }) => {
       if (!values.email) throw new UsageError('signin-link needs --email')
       const input = {
@@ -100,6 +113,10 @@ export const commands: Command[] = [
     help:
       'per account, this month (UTC) or the one named: completions answered and failed,\ninput and output tokens, ' +
       'quota used, limit and left; --by upstream: calls sent to each upstream and failed',
+    manual:
+      'per account, this calendar month (UTC) or the one named: completions answered and failed, input and ' +
+      'output tokens, quota used, limit and left (tab-separated, with a header line); `--by upstream`: per ' +
+      'account and upstream, the calls sent (every attempt of a fallback list) and how many failed',
     run: ({ values, io, config, database }) => {
       const month = usageMonth(values.month ?? Date.now())
       if (!month) throw new UsageError('--month: expected YYYY-MM')

@@ -20,6 +20,16 @@ function commandLines(commands: Command[]): string[] {
   })
 }
 
+// What the help says of the arguments, and the exit codes; docs/cli.md says the same.
+export const ARGUMENT_NOTES = [
+  `Roles: ${Role.options.join(', ')} (default owner).`,
+  `Scopes S: ${SCOPES.join(', ')} (comma-separated; a key has all of them unless made with fewer).`,
+  'Durations D: a whole number and a unit, s, m, h or d: 90d, 24h, 30m.',
+]
+export const EXIT_CODES =
+  'Exit codes: 0 done, 1 failed, 2 bad arguments or configuration, a database migrated by a newer release, or a\n' +
+  'refusal (a restore into a database that is not empty, no pg_dump for a backup of PostgreSQL).'
+
 export function helpText(commands: Command[]): string {
   const environment = Object.entries(settings).map(
     ([name, s]) => `  ${name.padEnd(COLUMN)} ${s.doc}${'default' in s ? ` [${s.default}]` : ''}`
@@ -31,15 +41,12 @@ ${usageLine(commands)}
 Commands:
 ${commandLines(commands).join('\n')}
 
-Roles: ${Role.options.join(', ')} (default owner).
-Scopes S: ${SCOPES.join(', ')} (comma-separated; a key has all of them unless made with fewer).
-Durations D: a whole number and a unit, s, m, h or d: 90d, 24h, 30m.
+${ARGUMENT_NOTES.join('\n')}
 
 Environment (defaults in brackets):
 ${environment.join('\n')}
 
-Exit codes: 0 done, 1 failed, 2 bad arguments or configuration, a database migrated by a newer release, or a
-refusal (a restore into a database that is not empty, no pg_dump for a backup of PostgreSQL).`
+${EXIT_CODES}`
 }
 
 // For the `plan set` help line.

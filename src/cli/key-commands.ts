@@ -29,8 +29,19 @@ export const keyCommands: Command[] = [
       {
         args: '--plan P [--expires-in D] [--scopes S] [--rate-limit N] [--monthly-completions N] [--models M]',
         help: 'create an account with plan P and a key with no user',
+        manual: 'a new account on plan P with a key that has no user (`GET /me` answers `user: null`)',
       },
     ],
+    manual:
+      "create or reuse the user E (`--name`: the user's name) and its account; print a new key, alone on " +
+      "the last line of stdout. `--plan` also sets the account's plan; `--expires-in` makes the key stop " +
+      'working after D; `--key-name` names the key (shown by `keys list` and the dashboard); `--scopes` ' +
+      'limits what it may do (comma-separated, e.g. `leads:write,me:read`; default: every scope; see "Keys ' +
+      'and scopes"); `--origins` lets web pages of those origins use the key from their own script ' +
+      '(comma-separated `https://example.com,https://www.example.com:8443`; see "Lead keys for web ' +
+      'pages"): only with `--scopes leads:write`, else one line and exit 2; `--rate-limit` and ' +
+      '`--monthly-completions` give the key limits of its own, `--models` the model aliases it may call ' +
+      '(comma-separated; default `all`) (see "Per-key limits")',
     run: ({ values, config, io, actor, database }) => {
       if (!values.email && (values.name !== undefined || values.role !== undefined))
         throw new UsageError('--name and --role need --email')
@@ -55,6 +66,10 @@ export const keyCommands: Command[] = [
     help:
       'list keys: prefix, name, account, plan, user, created, last used, expires, revoked, scopes,\nrate limit, ' +
       'monthly completions cap and models (`-`: none of its own; for models, every alias)',
+    manual:
+      'prefix, name, account, plan, user, created, last used, expires, revoked, scopes (by name, ' +
+      "comma-separated), the key's own rate limit, monthly completions cap and models (`-`: none; for " +
+      'models, every alias) — never a secret',
     run: ({ io, database }) =>
       database(async (sql) => {
         const iso = (d: Date | null) => (d ? d.toISOString() : '-')
@@ -89,6 +104,10 @@ export const keyCommands: Command[] = [
     help:
       'a new key for the same account and user, alone on the last line; the old key\nkeeps working for the grace ' +
       'period D (default 24h; 0: stops at once)',
+    manual:
+      'a new key for the same account and user, alone on the last line of stdout; the old key keeps ' +
+      'working for the grace D (default `24h`; `0`: it stops at once; never longer than it would have ' +
+      'anyway). A revoked key cannot be rotated. `--expires-in` applies to the new key',
     run: ({ values, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       const grace = duration(values.grace ?? '24h', '--grace', true)
@@ -106,6 +125,7 @@ export const keyCommands: Command[] = [
     name: 'keys revoke',
     args: 'PREFIX',
     help: 'revoke a key (running servers stop accepting it within a second)',
+    manual: 'revoke a key; running servers refuse it within a second',
     run: ({ positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       return database(async (sql) => {
@@ -120,6 +140,10 @@ export const keyCommands: Command[] = [
     help:
       'narrow what a key may do to S (comma-separated, among the scopes it has);\na wider set is refused ' +
       '(exit 2); running servers apply it within a second',
+    manual:
+      "narrow the key's scopes to S, which must be among those it has: a wider set is refused with exit 2 " +
+      'and one line, and nothing changes; an unknown scope name is exit 2 too. Running servers apply it ' +
+      'within a second. A rotated key keeps its scopes',
     run: ({ values, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       if (values.scopes === undefined) throw new UsageError('keys scopes needs --scopes')
@@ -141,6 +165,13 @@ export const keyCommands: Command[] = [
       "set or lift (none) the key's own rate limit (requests in any 60 s) and monthly\ncompletions cap; the lower " +
       "of the key's and the account's applies; --models limits the\nmodel aliases it may call to M (comma-separated) " +
       'or lifts that limit (all);\nrunning servers apply it within a second',
+    manual:
+      "set the key's own rate limit (requests in any 60 s, at least 1) or monthly completions cap (at " +
+      'least 0), or lift it (`none`); set the model aliases it may call (`--models fast,primary`) or lift ' +
+      'that limit (`all`); a flag not given stays as it was. No flag, a value that is not a whole number ' +
+      'or `none`, or a model alias the configuration does not name, is refused with exit 2 and one line, ' +
+      'and nothing changes. Running servers apply it within a second; a rotated key keeps its limits (see ' +
+      '"Per-key limits")',
     run: ({ values, config, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       const limits = limitsArg({ values, config })

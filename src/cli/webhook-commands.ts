@@ -43,6 +43,12 @@ export const webhookCommands: Command[] = [
       "add a webhook endpoint to E's account (all event types unless --events names some);\n--kind slack: a " +
       'Slack incoming webhook, sent lead.created only, as a message;\nprints its id, then its signing secret ' +
       'alone on the last line',
+    manual:
+      'add a webhook endpoint to E\'s account (see "Events"): every event type, or those `--events` names ' +
+      '(comma-separated); `--kind slack` makes it a Slack incoming webhook (sent `lead.created` only, as a ' +
+      'message; see "Events"); prints the endpoint\'s id, then its signing secret (`whsec_…`) alone on the ' +
+      'last line of stdout, shown once. The URL must be `https://` and not on a private address unless ' +
+      '`STUDIO_WEBHOOKS_ALLOW_PRIVATE=true`',
     run: ({ values, io, config, actor, database }) => {
       if (!values.email || !values.url) throw new UsageError('webhooks add needs --email and --url')
       const email = check(Email, values.email, '--email')
@@ -62,6 +68,11 @@ export const webhookCommands: Command[] = [
     name: 'webhooks list',
     args: '[--email E]',
     help: "webhook endpoints (of E's account): id, account, URL, events, state, last delivery's status",
+    manual:
+      "the webhook endpoints (of E's account), tab-separated after a header: id, account, the whole URL, " +
+      "events (`all` or a list; ` (Slack)` after a Slack endpoint's), `enabled` or `disabled: why`, the " +
+      "last delivery's status (`-` none yet, `no answer`, or `refused: private address` when the server " +
+      'refused the address) — never the secret',
     run: ({ values, io, database }) => {
       const email = values.email === undefined ? undefined : check(Email, values.email, '--email')
       return database(async (sql) => {
@@ -83,11 +94,17 @@ export const webhookCommands: Command[] = [
       })
     },
   },
-  onEndpoint('remove', 'delete a webhook endpoint and its delivery log', 'removed', removeEndpoint),
+  {
+    ...onEndpoint('remove', 'delete a webhook endpoint and its delivery log', 'removed', removeEndpoint),
+    manual: 'delete a webhook endpoint with its pending deliveries and its delivery log',
+  },
   {
     name: 'webhooks rotate',
     args: 'ID',
     help: 'a new signing secret, alone on the last line; the old one also signs for 24 hours',
+    manual:
+      'give the endpoint a new signing secret, printed alone on the last line of stdout (shown once); for ' +
+      '24 hours the old one also signs',
     run: ({ positionals, io, actor, database }) =>
       database(async (sql) => {
         const rotated = await rotateSecret(sql, positionals[0], new Date(), actor)
@@ -97,11 +114,24 @@ export const webhookCommands: Command[] = [
         io.out(rotated.secret)
       }),
   },
-  onEndpoint(
-    'disable',
-    'stop sending to an endpoint (its pending deliveries are cancelled)',
-    'disabled',
-    (sql, id, actor) => disableEndpoint(sql, id, 'disabled by hand from the command line', actor)
-  ),
-  onEndpoint('enable', 'send to a disabled endpoint again (the events made from now on)', 'enabled', enableEndpoint),
+  {
+    ...onEndpoint(
+      'disable',
+      'stop sending to an endpoint (its pending deliveries are cancelled)',
+      'disabled',
+      (sql, id, actor) => disableEndpoint(sql, id, 'disabled by hand from the command line', actor)
+    ),
+    manual:
+      'stop sending to the endpoint and cancel its pending deliveries; `webhooks list` shows `disabled: ' +
+      'disabled by hand from the command line`',
+  },
+  {
+    ...onEndpoint(
+      'enable',
+      'send to a disabled endpoint again (the events made from now on)',
+      'enabled',
+      enableEndpoint
+    ),
+    manual: 'send to a disabled endpoint again: the events made from then on',
+  },
 ]

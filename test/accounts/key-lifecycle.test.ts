@@ -160,15 +160,3 @@ t.test('--help tells of the lifecycle commands', async (t) => {
   ])
     t.match(out.join('\n'), word)
 })
-
-t.test('the CLI table of docs/cli.md has every form of the usage line', async (t) => {
-  const { readFileSync } = await import('node:fs')
-  const { USAGE } = await import('../../src/cli/cli.js')
-  // A `|` in a form is escaped in the table (GitHub's tables split cells at any other).
-  const page = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8').replaceAll('\\|', '|')
-  const forms = USAGE.replace(/^usage: studio \[/, '')
-    .replace(/\] \[--help\]$/, '')
-    .split(' | ')
-  t.ok(forms.length >= 10)
-  for (const form of forms) t.match(page, `| \`${form}\` |`, form)
-})

@@ -143,10 +143,3 @@ t.test('signin-link speaks of a mail only when one was queued, and only with mai
   t.notMatch(off.out.join('\n'), /mail/)
   t.equal((await mails('quiet@example.com')).length, 0)
 })
-
-t.test('docs/configuration.md documents every setting', async (t) => {
-  const { readFileSync } = await import('node:fs')
-  const { settings } = await import('../../src/ops/config.js')
-  const page = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8')
-  for (const name of Object.keys(settings)) t.match(page, `| \`${name}\` |`, name)
-})

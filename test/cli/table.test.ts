@@ -1,19 +1,7 @@
-import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { usageForms } from '../../src/cli/command.js'
 import { commands } from '../../src/cli/commands.js'
 import { HELP } from '../../src/cli/cli.js'
-
-const page = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8')
-
-t.test("docs/cli.md's table lists the command table's forms, in its order, and nothing else", async (t) => {
-  // A `|` in a form is escaped in the table (GitHub's tables split cells at any other).
-  const rows = [...page.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1].replaceAll('\\|', '|'))
-  t.same(
-    rows,
-    commands.flatMap((c) => usageForms(c).map((f) => f.form))
-  )
-})
 
 t.test('the help names every form with its help line', async (t) => {
   for (const { form, help } of commands.flatMap(usageForms)) {
