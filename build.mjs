@@ -67,4 +67,4 @@ for (const f of ['pglite.wasm', 'pglite.data', 'initdb.wasm']) copyFileSync(join
 // And pglite-tools its pg_dump (`studio backup`), next to the chunk that imports it.
 const tools = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite-tools/pg_dump'))
 copyFileSync(join(tools, 'pg_dump.wasm'), join(out, 'pg_dump.wasm'))
-console.log(`built ${out}: ${readdirSync(out).join(' ')}`)
+console.log(`built ${join(out, 'studio.mjs')}`)

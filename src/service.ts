@@ -27,6 +27,7 @@ import { disabledEndpointMail, leadMail } from './dashboard/mail.js'
 import { mailIsOn } from './ops/config.js'
 import { openTracer } from './ops/trace.js'
 import { type BackupScheduleOptions, startBackups } from './storage/backup-schedule.js'
+import { startSummary } from './ops/start-summary.js'
 import { listenerRoutes } from './routes.js'
 import { shutDown } from './shutdown.js'
 
@@ -163,7 +164,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const url = urlOf(server, config.HOST)
   publicUrl ||= url
   const { port } = server.address() as AddressInfo
-  log.info('listening', { url, database: db.mode, pid: process.pid })
+  log.info('listening', startSummary(config, { url, publicUrl, databaseMode: db.mode }))
   const metricsServer =
     config.STUDIO_METRICS_PORT === undefined
       ? null

@@ -1,12 +1,18 @@
 import type { Config } from '../ops/config.js'
-import { createLogger } from '../ops/log.js'
+import { createLogger, formatFor, type Logger } from '../ops/log.js'
 import { startService } from '../service.js'
 import type { Io } from './command.js'
+
+// The last line of a stop, once everything is closed.
+function stopped(log: Logger, code: number): number {
+  log.info('stopped', { code })
+  return code
+}
 
 // `studio serve`: runs the service until SIGTERM or SIGINT, then closes it (drain, flush, close the pool). With
 // STUDIO_WORKERS > 1 this process is the cluster primary and each worker it forks runs this same function.
 export async function serve(config: Config, io: Io): Promise<number> {
-  const log = createLogger(config.LOG_LEVEL)
+  const log = createLogger(config.LOG_LEVEL, { format: formatFor(config.LOG_FORMAT) })
   if (config.STUDIO_WORKERS > 1) {
     // node:cluster (and the child_process it brings) is loaded only for a multi-worker server: not at every start.
     const { isPrimary, runPrimary, workersProblem } = await import('./workers.js')
@@ -15,7 +21,7 @@ export async function serve(config: Config, io: Io): Promise<number> {
       io.err(`studio: ${problem}`)
       return 2
     }
-    if (isPrimary(config)) return runPrimary(config.STUDIO_WORKERS, log)
+    if (isPrimary(config)) return stopped(log, await runPrimary(config.STUDIO_WORKERS, log))
   }
   // The signals are taken before the service starts: a SIGTERM during start (migrations, Redis) stops it as soon
   // as it stands, instead of killing it outright (which a cluster primary would count as a failure).
@@ -25,7 +31,7 @@ export async function serve(config: Config, io: Io): Promise<number> {
   process.on('SIGTERM', (s) => onSignal(s))
   process.once('SIGINT', (s) => onSignal(s))
   const service = await startService(config, { log })
-  return new Promise((done) => {
+  const code = await new Promise<number>((done) => {
     let stopping = false
     onSignal = (signal: string) => {
       if (stopping) return
@@ -41,4 +47,5 @@ export async function serve(config: Config, io: Io): Promise<number> {
     }
     if (early) onSignal(early)
   })
+  return stopped(log, code)
 }

@@ -157,6 +157,15 @@ export const settings = {
     doc: 'debug, info, warn, error or silent',
     group: 'operations',
   },
+  LOG_FORMAT: {
+    schema: v.picklist(['json', 'pretty', 'auto']),
+    default: 'auto',
+    doc: 'json, pretty (one line for people: time, level, message, key=value) or auto: pretty on a terminal',
+    group: 'operations',
+    manual:
+      '`json` (a JSON object a line), `pretty` (a line for people: time, level, message and `key=value` fields) or ' +
+      '`auto`: pretty when stdout is a terminal, else JSON (see "Logs")',
+  },
   STUDIO_BODY_LIMIT: {
     schema: int(1024, 64 * 1024 * 1024),
     default: '1048576',

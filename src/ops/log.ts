@@ -2,7 +2,7 @@ const levels = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 } as const
 export type Level = keyof typeof levels
 type Fields = Record<string, unknown>
 
-export interface Sink {
+interface Sink {
   write(line: string): unknown
 }
 
@@ -77,10 +77,45 @@ const infoHead = (msg: string) => {
   return head
 }
 
-export function createLogger(level: Level, out: Sink = stdoutSink(), err: Sink = process.stderr): Logger {
+export type Format = 'json' | 'pretty'
+
+// LOG_FORMAT: `auto` is the human format on a terminal, JSON for whatever reads a pipe or a file.
+export const formatFor = (setting: Format | 'auto', terminal = process.stdout.isTTY === true): Format =>
+  setting === 'auto' ? (terminal ? 'pretty' : 'json') : setting
+
+// A value of the human format: bare when it cannot be misread, else quoted as JSON (which escapes control characters,
+// so a value never starts a line of its own).
+const shown = (value: unknown) =>
+  typeof value === 'string' && /^[^\s"=\p{Cc}]+$/u.test(value)
+    ? value
+    : typeof value === 'string' || (typeof value === 'object' && value !== null)
+      ? JSON.stringify(value)
+      : String(value)
+
+// `12:00:01.250Z INFO  listening url=http://127.0.0.1:8080 pid=4242`, an error's stack indented on the lines after.
+function prettyLine(lvl: Level, msg: string, fields: Fields | undefined, e: unknown): string {
+  const pairs = Object.entries(fields ?? {}).filter(([, value]) => value !== undefined)
+  if (e instanceof Error) pairs.push(['err', `${e.name}: ${e.message}`])
+  else if (e !== undefined) pairs.push(['err', String(e)])
+  const tail = pairs.map(([key, value]) => ` ${key}=${shown(value)}`).join('')
+  const stack = e instanceof Error && e.stack ? `\n${e.stack.split('\n').slice(1).join('\n')}` : ''
+  return `${nowIso().slice(11)} ${lvl.toUpperCase().padEnd(5)} ${msg}${tail}${stack}\n`
+}
+
+interface LoggerOptions {
+  format?: Format
+  out?: Sink
+  err?: Sink
+}
+
+export function createLogger(
+  level: Level,
+  { format = 'json', out = stdoutSink(), err = process.stderr }: LoggerOptions = {}
+): Logger {
   const min = levels[level]
   const emit = (sink: Sink, lvl: Level, msg: string, fields?: Fields, e?: unknown) => {
     if (levels[lvl] < min) return
+    if (format === 'pretty') return void sink.write(prettyLine(lvl, msg, fields, e))
     const line: Fields = { time: nowIso(), level: lvl, msg, ...fields }
     if (e instanceof Error)
       line.err = { name: e.name, message: e.message, code: (e as { code?: unknown }).code, stack: e.stack }
@@ -93,6 +128,7 @@ export function createLogger(level: Level, out: Sink = stdoutSink(), err: Sink =
     info: (msg, fields) => emit(out, 'info', msg, fields),
     infoJson(msg, fieldsJson) {
       if (levels.info < min) return
+      if (format === 'pretty') return emit(out, 'info', msg, JSON.parse(`{${fieldsJson}}`))
       out.write(`${infoHead(msg)}${fieldsJson}}\n`)
     },
     warn: (msg, fields) => emit(err, 'warn', msg, fields),

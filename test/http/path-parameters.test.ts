@@ -21,7 +21,7 @@ t.teardown(() => db.close())
 await migrate(db.sql)
 const lines: string[] = []
 const sink = { write: (line: string) => void lines.push(line) }
-const log = createLogger('debug', sink, sink)
+const log = createLogger('debug', { out: sink, err: sink })
 const keys = createKeyStore(db.sql, log)
 t.teardown(() => keys.close())
 const { key } = await createKey(db.sql, { email: 'params@example.com' })

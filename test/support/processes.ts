@@ -54,7 +54,7 @@ export async function spawnServer(
   const url = await new Promise<string>((ok, fail) => {
     child.stdout.on('data', (d) => {
       output += d
-      const m = /"url":"(http:[^"]+)"/.exec(output)
+      const m = /(?:"url":"|url=)(http:[^"\s]+)/.exec(output)
       if (m) ok(m[1])
     })
     void exited.then((code) => fail(new Error(`exited ${code}: ${output}`)))

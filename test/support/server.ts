@@ -23,7 +23,7 @@ export function captureLogger(level: Config['LOG_LEVEL'] = 'debug'): Logger & { 
       logLines.push(l)
     },
   }
-  return Object.assign(createLogger(level, sink, sink), { lines })
+  return Object.assign(createLogger(level, { out: sink, err: sink }), { lines })
 }
 
 export interface TestServer extends Service {
