@@ -29,6 +29,7 @@ import {
   firstLine,
 } from './harness.mjs'
 import { measureLeads } from './leads.mjs'
+import { ensureBenchPackages } from './own-packages.mjs'
 import { startPortkey } from './portkey.mjs'
 import { measureScale } from './scale.mjs'
 import { openaiRequest, sdkRows } from './sdk.mjs'
@@ -38,6 +39,7 @@ import { DROPPED_ENV, NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
 // ---- setup
 // wrk for the rates undici's client would cap (GET /me, the leads' rates); the rest with bench/load.mjs. Every row
 // names its generator.
+ensureBenchPackages(log)
 const { gen: GEN, fast } = fastLoad()
 const { dbEnv, mode, fake, fakeUrl, studioEnv, studio, url, key } = await startService()
 const auth = { authorization: `Bearer ${key}` }
