@@ -1,6 +1,7 @@
 // The manual's generated pages: docs/configuration.md from the settings table (src/ops/config.ts) and docs/cli.md
 // from the command table (src/cli/commands.ts). `npm run gen:docs` writes them; test/docs/generated.test.ts checks
 // that the committed files are what this writes.
+import { readdirSync, readFileSync } from 'node:fs'
 import { usageForms } from '../../src/cli/command.js'
 import { commands } from '../../src/cli/commands.js'
 import { ARGUMENT_NOTES, EXIT_CODES } from '../../src/cli/help.js'
@@ -12,6 +13,27 @@ const HEADER = (what: string) =>
 // A table cell: GitHub's tables split cells at any `|` not escaped.
 const cell = (s: string) => s.replaceAll('|', '\\|')
 const unwrapped = (s: string) => s.replaceAll('\n', ' ')
+
+// The tables' texts name the manual's sections as `see "Title"` (plain words in `--help`); on the pages each becomes a
+// link to the hand-written page that has a heading of that title.
+const DOCS = new URL('../../docs/', import.meta.url)
+function sectionLinks(): Map<string, string> {
+  const links = new Map<string, string>()
+  for (const file of readdirSync(DOCS).filter((f) => f.endsWith('.md'))) {
+    if (GENERATED_PAGES.some((page) => page.file.pathname.endsWith(`/${file}`))) continue
+    for (const [, title] of readFileSync(new URL(file, DOCS), 'utf8').matchAll(/^#{1,6} (.+)$/gm))
+      if (!links.has(title)) links.set(title, `${file}#${slug(title)}`)
+  }
+  return links
+}
+function linked(text: string): string {
+  const links = sectionLinks()
+  return text.replace(/see "([^"]+)"/g, (_, title: string) => {
+    const target = links.get(title)
+    if (!target) throw new Error(`no docs/ page has a heading "${title}"`)
+    return `see [${title}](${target})`
+  })
+}
 
 function configurationPage(): string {
   type Row = { name: string; doc: string; group: string; default?: string; manual?: string; shownDefault?: string }
@@ -35,7 +57,7 @@ ${Object.values(settingGroups)
   .map((title) => `- [${title}](#${slug(title)})`)
   .join('\n')}
 
-${sections.join('\n')}`
+${linked(sections.join('\n'))}`
 }
 
 function cliPage(): string {
@@ -58,7 +80,7 @@ ${unwrapped(EXIT_CODES)}
 Servers poll \`api_keys\` every 500 ms, so a rotation, revocation or new key made by the CLI (or a second server) reaches
 every running server within a second.
 
-${sections.join('\n')}`
+${linked(sections.join('\n'))}`
 }
 
 // GitHub's anchor of a heading.
