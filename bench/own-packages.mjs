@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 const bench = fileURLToPath(new URL('.', import.meta.url))
 
 export function ensureBenchPackages(log) {
-  if (existsSync(`${bench}node_modules/fastify/package.json`)) return
+  if (existsSync(`${bench}node_modules/@portkey-ai/gateway/package.json`)) return
   log("the bench's own packages are missing: npm ci in bench/…")
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
   const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: bench, stdio: ['ignore', 'ignore', 'inherit'] })
