@@ -180,8 +180,10 @@ function pathParameters(path: string, schemas: Route['params'] = {}): { paramete
   return { parameters: names.map(parameter) }
 }
 
-// OPTIONS is answered by the pipeline for every path, without a key: 204 with the methods the path allows.
-const options = (): Json => ({
+// OPTIONS is answered by the pipeline for every path, without a key: 204 with the methods the path allows. Its
+// operationId is the path's words (`/messages/count_tokens`: optionsMessagesCountTokens).
+const options = (path: string): Json => ({
+  operationId: `options${path.replace(/(?:^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_, c: string) => c.toUpperCase())}`,
   summary: 'The methods this path allows (no key needed)',
   security: [],
   responses: {
@@ -207,7 +209,7 @@ export function buildOpenApi(routes: Route[], webhooks: Record<string, v.Generic
   for (const r of routes) {
     if (!r.path.startsWith(BASE)) continue
     const path = r.path.slice(BASE.length)
-    const item = (paths[templated(path)] ??= { ...pathParameters(path, r.params), options: options() })
+    const item = (paths[templated(path)] ??= { ...pathParameters(path, r.params), options: options(path) })
     item[r.method.toLowerCase()] = operation(r, ref)
   }
   return document(paths, webhooksDoc(webhooks, ref), schemas)

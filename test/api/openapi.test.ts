@@ -99,6 +99,20 @@ async function lint(name: string, document: string) {
   }
 }
 
+t.test('every operation, OPTIONS included, has its own operationId', async (t) => {
+  const ids = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((item) =>
+    Object.entries(item)
+      .filter(([m]) => m !== 'parameters')
+      .map(([, op]) => op.operationId)
+  )
+  t.ok(
+    ids.every((id) => typeof id === 'string' && /^[A-Za-z]\w*$/.test(id)),
+    ids.join(', ')
+  )
+  t.equal(new Set(ids).size, ids.length, 'no two alike')
+  t.equal(doc.paths['/messages/count_tokens'].options.operationId, 'optionsMessagesCountTokens')
+})
+
 t.test('redocly lint finds no error', async (t) => {
   const { errors, count } = await lint('openapi.json', text)
   t.same(errors, [], 'no errors')

@@ -14,33 +14,7 @@ export interface paths {
         post?: never;
         delete?: never;
         /** The methods this path allows (no key needed) */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No content; `Allow` lists the methods */
-                204: {
-                    headers: {
-                        /** @description The methods of this path. */
-                        Allow?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                400: components["responses"]["BadRequest"];
-                404: components["responses"]["NotFound"];
-                405: components["responses"]["MethodNotAllowed"];
-                408: components["responses"]["RequestTimeout"];
-                413: components["responses"]["PayloadTooLarge"];
-                431: components["responses"]["HeaderTooLarge"];
-                500: components["responses"]["InternalError"];
-            };
-        };
+        options: operations["optionsMe"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -58,33 +32,7 @@ export interface paths {
         post: operations["createCompletion"];
         delete?: never;
         /** The methods this path allows (no key needed) */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No content; `Allow` lists the methods */
-                204: {
-                    headers: {
-                        /** @description The methods of this path. */
-                        Allow?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                400: components["responses"]["BadRequest"];
-                404: components["responses"]["NotFound"];
-                405: components["responses"]["MethodNotAllowed"];
-                408: components["responses"]["RequestTimeout"];
-                413: components["responses"]["PayloadTooLarge"];
-                431: components["responses"]["HeaderTooLarge"];
-                500: components["responses"]["InternalError"];
-            };
-        };
+        options: operations["optionsAiCompletions"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -102,33 +50,7 @@ export interface paths {
         post: operations["createChatCompletion"];
         delete?: never;
         /** The methods this path allows (no key needed) */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No content; `Allow` lists the methods */
-                204: {
-                    headers: {
-                        /** @description The methods of this path. */
-                        Allow?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                400: components["responses"]["BadRequest"];
-                404: components["responses"]["NotFound"];
-                405: components["responses"]["MethodNotAllowed"];
-                408: components["responses"]["RequestTimeout"];
-                413: components["responses"]["PayloadTooLarge"];
-                431: components["responses"]["HeaderTooLarge"];
-                500: components["responses"]["InternalError"];
-            };
-        };
+        options: operations["optionsChatCompletions"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -146,33 +68,7 @@ export interface paths {
         post?: never;
         delete?: never;
         /** The methods this path allows (no key needed) */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No content; `Allow` lists the methods */
-                204: {
-                    headers: {
-                        /** @description The methods of this path. */
-                        Allow?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                400: components["responses"]["BadRequest"];
-                404: components["responses"]["NotFound"];
-                405: components["responses"]["MethodNotAllowed"];
-                408: components["responses"]["RequestTimeout"];
-                413: components["responses"]["PayloadTooLarge"];
-                431: components["responses"]["HeaderTooLarge"];
-                500: components["responses"]["InternalError"];
-            };
-        };
+        options: operations["optionsModels"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -190,33 +86,7 @@ export interface paths {
         post: operations["createMessage"];
         delete?: never;
         /** The methods this path allows (no key needed) */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No content; `Allow` lists the methods */
-                204: {
-                    headers: {
-                        /** @description The methods of this path. */
-                        Allow?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                400: components["responses"]["BadRequest"];
-                404: components["responses"]["NotFound"];
-                405: components["responses"]["MethodNotAllowed"];
-                408: components["responses"]["RequestTimeout"];
-                413: components["responses"]["PayloadTooLarge"];
-                431: components["responses"]["HeaderTooLarge"];
-                500: components["responses"]["InternalError"];
-            };
-        };
+        options: operations["optionsMessages"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -234,33 +104,7 @@ export interface paths {
         post: operations["countMessageTokens"];
         delete?: never;
         /** The methods this path allows (no key needed) */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No content; `Allow` lists the methods */
-                204: {
-                    headers: {
-                        /** @description The methods of this path. */
-                        Allow?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                400: components["responses"]["BadRequest"];
-                404: components["responses"]["NotFound"];
-                405: components["responses"]["MethodNotAllowed"];
-                408: components["responses"]["RequestTimeout"];
-                413: components["responses"]["PayloadTooLarge"];
-                431: components["responses"]["HeaderTooLarge"];
-                500: components["responses"]["InternalError"];
-            };
-        };
+        options: operations["optionsMessagesCountTokens"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -278,33 +122,7 @@ export interface paths {
         post: operations["createLead"];
         delete?: never;
         /** The methods this path allows (no key needed) */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No content; `Allow` lists the methods */
-                204: {
-                    headers: {
-                        /** @description The methods of this path. */
-                        Allow?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                400: components["responses"]["BadRequest"];
-                404: components["responses"]["NotFound"];
-                405: components["responses"]["MethodNotAllowed"];
-                408: components["responses"]["RequestTimeout"];
-                413: components["responses"]["PayloadTooLarge"];
-                431: components["responses"]["HeaderTooLarge"];
-                500: components["responses"]["InternalError"];
-            };
-        };
+        options: operations["optionsLeads"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -322,33 +140,7 @@ export interface paths {
         post?: never;
         delete?: never;
         /** The methods this path allows (no key needed) */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No content; `Allow` lists the methods */
-                204: {
-                    headers: {
-                        /** @description The methods of this path. */
-                        Allow?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                400: components["responses"]["BadRequest"];
-                404: components["responses"]["NotFound"];
-                405: components["responses"]["MethodNotAllowed"];
-                408: components["responses"]["RequestTimeout"];
-                413: components["responses"]["PayloadTooLarge"];
-                431: components["responses"]["HeaderTooLarge"];
-                500: components["responses"]["InternalError"];
-            };
-        };
+        options: operations["optionsOpenapiJson"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1179,6 +971,33 @@ export interface operations {
             };
         };
     };
+    optionsMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description The methods of this path. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createCompletion: {
         parameters: {
             query?: never;
@@ -1413,6 +1232,33 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    optionsAiCompletions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description The methods of this path. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     createChatCompletion: {
@@ -1862,6 +1708,33 @@ export interface operations {
             };
         };
     };
+    optionsChatCompletions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description The methods of this path. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listModels: {
         parameters: {
             query?: never;
@@ -2242,6 +2115,33 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    optionsModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description The methods of this path. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     createMessage: {
@@ -2717,6 +2617,33 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    optionsMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description The methods of this path. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     countMessageTokens: {
@@ -3195,6 +3122,33 @@ export interface operations {
             };
         };
     };
+    optionsMessagesCountTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description The methods of this path. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createLead: {
         parameters: {
             query?: never;
@@ -3383,6 +3337,33 @@ export interface operations {
             };
         };
     };
+    optionsLeads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description The methods of this path. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getOpenApi: {
         parameters: {
             query?: never;
@@ -3489,6 +3470,33 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    optionsOpenapiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description The methods of this path. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     onLeadCreated: {
