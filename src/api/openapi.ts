@@ -54,30 +54,50 @@ const schemaOf = (s: v.GenericSchema): Json => {
   return rest
 }
 
-function errorSchema(codes: ErrorCode[]): Json {
-  return {
-    type: 'object',
-    required: ['error'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['code'],
-        properties: {
-          code: { type: 'string', enum: codes },
-          message: { type: 'string' },
-          details: {
-            type: 'object',
-            description:
-              'Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: ' +
-              '`required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not ' +
-              'allow.',
-            additionalProperties: true,
+const count = { type: 'integer', minimum: 0 }
+
+// The Error body every error response of the spec's own routes has (http/io.ts writes it), one schema that each
+// refers to; which codes a response carries, its description says. `details` depends on the code: its known members
+// are typed, so that generated clients read them without a cast.
+const ERROR: Json = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', enum: Object.keys(statusOf) },
+        message: { type: 'string' },
+        details: {
+          type: 'object',
+          description: 'Present for some codes, with the members that code gives; others may be added.',
+          properties: {
+            issues: {
+              type: 'array',
+              description: 'invalid_request: each invalid member of the body, by its dotted path.',
+              items: {
+                type: 'object',
+                required: ['path', 'message'],
+                properties: { path: { type: 'string' }, message: { type: 'string' } },
+              },
+            },
+            required_scope: { type: 'string', enum: SCOPES, description: 'forbidden: the scope the key lacks.' },
+            origin: { type: 'string', description: 'forbidden: the web origin (`Origin`) the key does not allow.' },
+            allow: { type: 'array', items: { type: 'string' }, description: 'method_not_allowed: the methods.' },
+            limit: { ...count, description: 'rate_limited, quota_exceeded, payload_too_large: the limit.' },
+            used: { ...count, description: 'quota_exceeded, key_quota_exceeded: the month’s count.' },
+            retry_after: { ...count, description: 'rate_limited: seconds until a request is taken again.' },
+            resets_at: { type: 'string', format: 'date-time', description: 'quota_exceeded: when the month ends.' },
           },
+          additionalProperties: true,
         },
       },
     },
-  }
+  },
 }
+const errorSchema = (format: ErrorFormat | undefined, codes: ErrorCode[]): Json =>
+  format ? format.schema(codes) : { $ref: '#/components/schemas/Error' }
 
 function errorResponse(status: number, codes: ErrorCode[], format?: ErrorFormat): Json {
   const headers: Json = { 'x-request-id': requestId }
@@ -87,7 +107,7 @@ function errorResponse(status: number, codes: ErrorCode[], format?: ErrorFormat)
   return {
     description: `${messages[status] ?? 'Error'}: ${codes.join(', ')}`,
     headers,
-    content: { 'application/json': { schema: format ? format.schema(codes) : errorSchema(codes) } },
+    content: { 'application/json': { schema: errorSchema(format, codes) } },
   }
 }
 
@@ -128,7 +148,7 @@ export type Ref = (s: v.GenericSchema) => Json
 function eventStream(events: NonNullable<ResponseDoc['events']>, ref: Ref, format?: ErrorFormat): Json {
   const data: Json = {}
   for (const [name, schema] of Object.entries(events.data)) data[name] = ref(schema)
-  data.error ??= format ? format.schema(events.errors) : errorSchema(events.errors)
+  data.error ??= errorSchema(format, events.errors)
   const stream: Json = { schema: { type: 'string', description: events.description }, 'x-events': data }
   if (events.terminator !== undefined) stream['x-terminator'] = events.terminator
   return stream
@@ -197,7 +217,7 @@ const options = (path: string): Json => ({
 
 // `webhooks`: each event type's envelope schema (outbox/catalogue.ts), documented as OpenAPI 3.1 webhooks.
 export function buildOpenApi(routes: Route[], webhooks: Record<string, v.GenericSchema> = {}): Json {
-  const schemas: Record<string, Json> = {}
+  const schemas: Record<string, Json> = { Error: ERROR }
   const ref: Ref = (s) => {
     const title = (s as { pipe?: { type: string; title?: string }[] }).pipe?.find((p) => p.type === 'title')?.title
     const schema = schemaOf(s)

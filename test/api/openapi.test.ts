@@ -42,13 +42,28 @@ t.test('it carries the constraints of the validating schemas', async (t) => {
   t.equal(lead.additionalProperties, false)
   t.equal(lead.properties.name.maxLength, 200)
   t.equal(lead.properties.email.format, 'email')
-  t.ok(
-    doc.paths['/leads'].post.responses['422'].content[
-      'application/json'
-    ].schema.properties.error.properties.code.enum.includes('invalid_request')
-  )
+  t.match(doc.paths['/leads'].post.responses['422'], {
+    description: /invalid_request/,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  })
   t.ok(doc.paths['/me'].get.responses['401'])
   t.same(doc.components.schemas.Caller.properties.plan.enum, ['FREE', 'STARTER', 'PRO', 'ENTERPRISE'])
+})
+
+t.test('every error response of the spec’s routes refers to the one Error schema, its details typed', async (t) => {
+  const error = doc.components.schemas.Error.properties.error
+  t.same(error.required, ['code', 'message'])
+  t.ok(error.properties.code.enum.includes('invalid_request'))
+  t.same(error.properties.details.properties.issues.items.required, ['path', 'message'])
+  const schemas = ['/me', '/leads', '/ai/completions'].flatMap((p) =>
+    Object.values(doc.paths[p] as Record<string, any>).flatMap((op) =>
+      Object.entries(op.responses ?? {})
+        .filter(([status]) => Number(status) >= 400)
+        .map(([, r]: [string, any]) => (r.$ref ? resolve(doc, r.$ref) : r).content['application/json'].schema)
+    )
+  )
+  t.ok(schemas.length > 20)
+  t.ok(schemas.every((s) => s.$ref === '#/components/schemas/Error'))
 })
 
 t.test('the top-level webhooks map documents every event type with its envelope', async (t) => {

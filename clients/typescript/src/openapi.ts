@@ -269,6 +269,43 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        Error: {
+            error: {
+                /** @enum {string} */
+                code: "unauthorized" | "forbidden" | "model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "header_too_large" | "bad_request" | "invalid_request" | "invalid_json" | "idempotency_key_reused" | "rate_limited" | "quota_exceeded" | "key_quota_exceeded" | "internal_error" | "upstream_error" | "service_unavailable" | "ai_not_configured" | "upstream_unavailable" | "upstream_timeout";
+                message: string;
+                /** @description Present for some codes, with the members that code gives; others may be added. */
+                details?: {
+                    /** @description invalid_request: each invalid member of the body, by its dotted path. */
+                    issues?: {
+                        path: string;
+                        message: string;
+                    }[];
+                    /**
+                     * @description forbidden: the scope the key lacks.
+                     * @enum {string}
+                     */
+                    required_scope?: "me:read" | "leads:write" | "completions:write";
+                    /** @description forbidden: the web origin (`Origin`) the key does not allow. */
+                    origin?: string;
+                    /** @description method_not_allowed: the methods. */
+                    allow?: string[];
+                    /** @description rate_limited, quota_exceeded, payload_too_large: the limit. */
+                    limit?: number;
+                    /** @description quota_exceeded, key_quota_exceeded: the month’s count. */
+                    used?: number;
+                    /** @description rate_limited: seconds until a request is taken again. */
+                    retry_after?: number;
+                    /**
+                     * Format: date-time
+                     * @description quota_exceeded: when the month ends.
+                     */
+                    resets_at?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
         /** Caller */
         Caller: {
             /** @description The user the key belongs to; null for a key issued to the account alone. */
@@ -671,17 +708,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": {
-                    error: {
-                        /** @enum {string} */
-                        code: "bad_request";
-                        message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                        details?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Not found: not_found */
@@ -696,17 +723,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": {
-                    error: {
-                        /** @enum {string} */
-                        code: "not_found";
-                        message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                        details?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Method not allowed: method_not_allowed */
@@ -721,17 +738,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": {
-                    error: {
-                        /** @enum {string} */
-                        code: "method_not_allowed";
-                        message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                        details?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Request timeout: request_timeout */
@@ -746,17 +753,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": {
-                    error: {
-                        /** @enum {string} */
-                        code: "request_timeout";
-                        message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                        details?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Request too large: payload_too_large */
@@ -771,17 +768,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": {
-                    error: {
-                        /** @enum {string} */
-                        code: "payload_too_large";
-                        message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                        details?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Request headers too large: header_too_large */
@@ -796,17 +783,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": {
-                    error: {
-                        /** @enum {string} */
-                        code: "header_too_large";
-                        message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                        details?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Internal error: internal_error */
@@ -821,17 +798,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": {
-                    error: {
-                        /** @enum {string} */
-                        code: "internal_error";
-                        message?: string;
-                        /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                        details?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["Error"];
             };
         };
     };
@@ -875,17 +842,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "unauthorized";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key lacks the scope this operation needs: forbidden */
@@ -896,17 +853,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "forbidden";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             404: components["responses"]["NotFound"];
@@ -927,17 +874,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "rate_limited";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             431: components["responses"]["HeaderTooLarge"];
@@ -956,17 +893,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "service_unavailable";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1038,17 +965,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "unauthorized";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key lacks the scope this operation needs: model_not_allowed, forbidden */
@@ -1059,17 +976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "model_not_allowed" | "forbidden";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             404: components["responses"]["NotFound"];
@@ -1088,17 +995,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "unsupported_media_type";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Invalid input: invalid_request, invalid_json */
@@ -1113,17 +1010,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "invalid_request" | "invalid_json";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded */
@@ -1140,17 +1027,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "rate_limited" | "quota_exceeded" | "key_quota_exceeded";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             431: components["responses"]["HeaderTooLarge"];
@@ -1167,17 +1044,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "upstream_error";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Service unavailable: service_unavailable, ai_not_configured, upstream_unavailable */
@@ -1194,17 +1061,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "service_unavailable" | "ai_not_configured" | "upstream_unavailable";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Upstream timeout: upstream_timeout */
@@ -1219,17 +1076,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "upstream_timeout";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3191,17 +3038,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "unauthorized";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The key lacks the scope this operation needs: forbidden */
@@ -3212,17 +3049,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "forbidden";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             404: components["responses"]["NotFound"];
@@ -3241,17 +3068,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "unsupported_media_type";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Invalid input: idempotency_key_reused, invalid_json, invalid_request */
@@ -3266,17 +3083,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "idempotency_key_reused" | "invalid_json" | "invalid_request";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Too many requests: rate_limited */
@@ -3293,17 +3100,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "rate_limited";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             431: components["responses"]["HeaderTooLarge"];
@@ -3322,17 +3119,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "service_unavailable";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3397,17 +3184,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "unauthorized";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             404: components["responses"]["NotFound"];
@@ -3428,17 +3205,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "rate_limited";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             431: components["responses"]["HeaderTooLarge"];
@@ -3457,17 +3224,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "service_unavailable";
-                            message?: string;
-                            /** @description Free-form. For invalid_request: `issues`, a list of `{path, message}`; for forbidden: `required_scope`, the scope the key lacks, or `origin`, the web origin (`Origin`) the key does not allow. */
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -11,6 +11,89 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
+Code = Literal["unauthorized", "forbidden", "model_not_allowed", "not_found", "model_not_found", "method_not_allowed", "payload_too_large", "unsupported_media_type", "request_timeout", "header_too_large", "bad_request", "invalid_request", "invalid_json", "idempotency_key_reused", "rate_limited", "quota_exceeded", "key_quota_exceeded", "internal_error", "upstream_error", "service_unavailable", "ai_not_configured", "upstream_unavailable", "upstream_timeout"]
+
+
+@dataclass(frozen=True)
+class Issue:
+    path: str
+    message: str
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Issue:
+        return cls(
+            path=data["path"],
+            message=data["message"],
+        )
+
+
+RequiredScope = Literal["me:read", "leads:write", "completions:write"]
+
+
+@dataclass(frozen=True)
+class Details:
+    """Present for some codes, with the members that code gives; others may be added."""
+
+    issues: list[Issue] | None = None
+    """invalid_request: each invalid member of the body, by its dotted path."""
+    required_scope: RequiredScope | None = None
+    """forbidden: the scope the key lacks."""
+    origin: str | None = None
+    """forbidden: the web origin (`Origin`) the key does not allow."""
+    allow: list[str] | None = None
+    """method_not_allowed: the methods."""
+    limit: int | None = None
+    """rate_limited, quota_exceeded, payload_too_large: the limit."""
+    used: int | None = None
+    """quota_exceeded, key_quota_exceeded: the month's count."""
+    retry_after: int | None = None
+    """rate_limited: seconds until a request is taken again."""
+    resets_at: str | None = None
+    """quota_exceeded: when the month ends."""
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Details:
+        return cls(
+            issues=None if (v := data.get("issues")) is None else [Issue.from_json(x) for x in v],
+            required_scope=data.get("required_scope"),
+            origin=data.get("origin"),
+            allow=data.get("allow"),
+            limit=data.get("limit"),
+            used=data.get("used"),
+            retry_after=data.get("retry_after"),
+            resets_at=data.get("resets_at"),
+        )
+
+
+@dataclass(frozen=True)
+class ErrorError:
+    code: Code
+    message: str
+    details: Details | None = None
+    """Present for some codes, with the members that code gives; others may be added."""
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ErrorError:
+        return cls(
+            code=data["code"],
+            message=data["message"],
+            details=None if (v := data.get("details")) is None else Details.from_json(v),
+        )
+
+
+@dataclass(frozen=True)
+class Error:
+    error: ErrorError
+    _request_id: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> Error:
+        return cls(
+            error=ErrorError.from_json(data["error"]),
+            _request_id=request_id,
+        )
+
+
 Role = Literal["owner", "admin", "member"]
 
 
