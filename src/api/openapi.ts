@@ -42,6 +42,10 @@ const rateHeaders = {
     schema: { type: 'string' },
   },
 }
+const unbuffered = {
+  description: 'On a stream: `no`, so that a proxy (nginx) passes each event on as it comes.',
+  schema: { type: 'string', enum: ['no'] },
+}
 const requestId = { description: 'Identifier of this request in the server logs.', schema: { type: 'string' } }
 
 const OpenApiDocument = v.pipe(
@@ -99,11 +103,31 @@ const ERROR: Json = {
 const errorSchema = (format: ErrorFormat | undefined, codes: ErrorCode[]): Json =>
   format ? format.schema(codes) : { $ref: '#/components/schemas/Error' }
 
+const challenge = {
+  description:
+    'The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a ' +
+    'key was sent and refused, `error="invalid_request"` when it was sent twice.',
+  required: true,
+  schema: { type: 'string' },
+}
+const allowed = { description: 'The methods of this path.', required: true, schema: { type: 'string' } }
+
+// Answered before the key step counts the request (http/server.ts, http/authenticate.ts): without RateLimit headers.
+const BEFORE_THE_LIMIT = new Set<ErrorCode>([
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'method_not_allowed',
+  'header_too_large',
+])
+
 function errorResponse(status: number, codes: ErrorCode[], format?: ErrorFormat): Json {
   const headers: Json = { 'x-request-id': requestId }
-  if (status === 429 || status === 503) headers['Retry-After'] = retryAfter
-  // A 401 or a 403 is answered before the rate limit counts the request.
-  if (status !== 401 && status !== 403) Object.assign(headers, rateHeaders)
+  if (status === 401) headers['WWW-Authenticate'] = challenge
+  if (status === 405) headers.Allow = allowed
+  if (status === 429 || status === 503 || status === 529) headers['Retry-After'] = retryAfter
+  if (codes.some((c) => !BEFORE_THE_LIMIT.has(c))) Object.assign(headers, rateHeaders)
+  Object.assign(headers, format?.headers?.[status])
   return {
     description: `${messages[status] ?? 'Error'}: ${codes.join(', ')}`,
     headers,
@@ -160,7 +184,12 @@ function successResponse(doc: ResponseDoc, ref: Ref, format?: ErrorFormat): Json
   if (doc.events) content['text/event-stream'] = eventStream(doc.events, ref, format)
   return {
     description: doc.description,
-    headers: { 'x-request-id': requestId, ...rateHeaders, ...doc.headers },
+    headers: {
+      'x-request-id': requestId,
+      ...rateHeaders,
+      ...doc.headers,
+      ...(doc.events ? { 'X-Accel-Buffering': unbuffered } : {}),
+    },
     ...(doc.schema || doc.events ? { content } : {}),
   }
 }
@@ -209,7 +238,7 @@ const options = (path: string): Json => ({
   responses: {
     204: {
       description: 'No content; `Allow` lists the methods',
-      headers: { Allow: { description: 'The methods of this path.', schema: { type: 'string' } } },
+      headers: { 'x-request-id': requestId, Allow: allowed },
     },
     ...errorResponses(ANY_ROUTE),
   },

@@ -9,6 +9,15 @@ import { CallAbort } from './abort.js'
 import { streamCompletion } from './stream-complete.js'
 import { allowedAlias } from './aliases.js'
 
+// The header every completion's 200 carries (a whole answer's here, a stream's from sse-reply.ts), documented by
+// each completion route.
+export const SERVER_TIMING = {
+  description:
+    'Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a ' +
+    "stream, up to the upstream's first event).",
+  schema: { type: 'string' },
+}
+
 // What a route asks of the operation: the alias, the call (native, or in the caller's protocol), and for a caller
 // of the OpenAI- or Anthropic-compatible routes how its answers are written.
 export interface CompletionAsk {

@@ -8,7 +8,7 @@ import type { Recorder } from './record-writer.js'
 import { CompletionDelta, CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
 import type { Upstreams } from './fallback.js'
-import { complete } from './complete.js'
+import { complete, SERVER_TIMING } from './complete.js'
 
 export interface CompletionsDeps {
   quota: Quota
@@ -37,7 +37,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       200: {
         description: 'The completion (`application/json`), or with `stream: true` its server-sent events',
         schema: CompletionResponse,
-        headers: { 'Server-Timing': serverTiming },
+        headers: { 'Server-Timing': SERVER_TIMING },
         events: { description: EVENTS, data: { delta: CompletionDelta, done: CompletionResponse }, errors: ERRORS },
       },
     },
@@ -50,10 +50,3 @@ const EVENTS =
   'once, last) or `error` (the Error body, when the call fails after the stream began); `: ping` comments keep ' +
   'the connection while nothing else is sent. Errors before the first event are ordinary JSON answers.'
 const ERRORS: ErrorCode[] = ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'service_unavailable']
-
-const serverTiming = {
-  description:
-    'Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a ' +
-    "stream, up to the upstream's first event).",
-  schema: { type: 'string' },
-}

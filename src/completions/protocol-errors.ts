@@ -6,12 +6,22 @@ import { anthropicErrorBody, openaiErrorBody } from '../protocols/errors.js'
 const noRetry = (e: ApiError) =>
   e.code === 'quota_exceeded' || e.code === 'key_quota_exceeded' ? { 'x-should-retry': 'false' } : undefined
 
+const noRetryHeader = {
+  429: {
+    'x-should-retry': {
+      description: '`false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry.',
+      schema: { type: 'string', enum: ['false'] },
+    },
+  },
+}
+
 const code = (codes: ErrorCode[]) => ({ type: 'string', enum: codes, description: 'Our error code.' })
 
 // The errors of the OpenAI-compatible routes, in OpenAI's body.
 export const openaiErrors: ErrorFormat = {
   status: (code) => statusOf[code],
   reply: (e) => ({ status: e.status, body: JSON.stringify(openaiErrorBody(e)), headers: noRetry(e) }),
+  headers: noRetryHeader,
   schema: (codes) => ({
     type: 'object',
     required: ['error'],
@@ -38,6 +48,7 @@ export const anthropicErrors: ErrorFormat = {
     const status = anthropicErrors.status(e.code)
     return { status, body: JSON.stringify(anthropicErrorBody({ ...e, status })), headers: noRetry(e) }
   },
+  headers: noRetryHeader,
   schema: (codes) => ({
     type: 'object',
     required: ['type', 'error'],

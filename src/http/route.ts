@@ -48,12 +48,16 @@ export interface ErrorFormat {
   status(code: ErrorCode): number
   reply(e: ApiError): ErrorReply
   schema(codes: ErrorCode[]): Record<string, unknown>
+  // Headers of its own some statuses are sent with, as documented.
+  headers?: Record<number, HeaderDocs>
 }
+
+type HeaderDocs = Record<string, { description: string; schema: Record<string, unknown> }>
 
 export interface ResponseDoc {
   description: string
   schema?: v.GenericSchema
-  headers?: Record<string, { description: string; schema: Record<string, unknown> }>
+  headers?: HeaderDocs
   // The server-sent events the response is made of instead, when the request asks for a stream (text/event-stream):
   // each event's name and the schema of its data; `error` events carry the Error body with one of `errors`.
   // `terminator`: the data of a last event that is not JSON (OpenAI's `[DONE]`).

@@ -150,10 +150,6 @@ t.test('the OpenAPI document describes the header', async (t) => {
     },
   ])
   t.match(op.parameters[0].description, /24 hours/)
-  t.ok(
-    op.responses['422'].content['application/json'].schema.properties.error.properties.code.enum.includes(
-      'idempotency_key_reused'
-    )
-  )
+  t.ok(op.responses['422'].description.includes('idempotency_key_reused'))
   t.ok(op.responses['201'].headers['Idempotent-Replayed'])
 })

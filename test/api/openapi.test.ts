@@ -66,6 +66,20 @@ t.test('every error response of the spec’s routes refers to the one Error sche
   t.ok(schemas.every((s) => s.$ref === '#/components/schemas/Error'))
 })
 
+t.test('each error response declares the headers it is sent with, and only those', async (t) => {
+  const responses = doc.components.responses
+  const headersOf = (status: string) => {
+    const r = doc.paths['/leads'].post.responses[status]
+    return Object.keys((r.$ref ? resolve(doc, r.$ref) : r).headers)
+  }
+  t.ok(headersOf('401').includes('WWW-Authenticate'))
+  t.ok(headersOf('405').includes('Allow'))
+  t.ok(headersOf('429').includes('Retry-After'))
+  t.ok(headersOf('429').includes('RateLimit'))
+  for (const status of ['401', '403', '404', '405']) t.notOk(headersOf(status).includes('RateLimit'), status)
+  t.ok(Object.keys(responses.NotFound.headers).includes('x-request-id'))
+})
+
 t.test('the top-level webhooks map documents every event type with its envelope', async (t) => {
   const { EVENT_TYPES } = await import('../../src/outbox/catalogue.js')
   t.same(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort())

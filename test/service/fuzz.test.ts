@@ -41,7 +41,9 @@ function send({
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8')
           const contentType = res.headers['content-type'] ?? null
-          recordResponse({ method, url: path, status: res.statusCode!, contentType, body: text, complete: true })
+          const sent = Object.fromEntries(Object.entries(res.headers).map(([name, value]) => [name, String(value)]))
+          const status = res.statusCode!
+          recordResponse({ method, url: path, status, contentType, headers: sent, body: text, complete: true })
           ok({ status: res.statusCode!, headers: res.headers, text })
         })
         res.on('error', fail)

@@ -74,7 +74,8 @@ function record(data: string | Buffer | (string | Buffer)[], r: ReturnType<typeo
   const line = REQUEST_LINE.exec(typeof first === 'string' ? first : (first?.toString('latin1') ?? ''))
   if (!line || r.status === 0 || !line[2].startsWith('/')) return
   const contentType = r.headers['content-type'] ?? null
-  recordResponse({ method: line[1], url: line[2], status: r.status, contentType, body: r.body, complete: r.complete })
+  const { status, headers, body, complete } = r
+  recordResponse({ method: line[1], url: line[2], status, contentType, headers, body, complete })
 }
 
 function parse(buf: Buffer): { status: number; headers: Record<string, string>; body: string; complete: boolean } {

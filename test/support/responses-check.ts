@@ -1,7 +1,8 @@
 // tap's `after` step (package.json): every /api/v1 response the run's tests got (responses.ts) is held against the
 // OpenAPI document the server serves, as a contract proxy such as Prism would: the status must be one the document
-// lists for the operation, the content type one it gives for that status, the body valid against its schema (a
-// stream's events: each against the schema the media type's `x-events` gives its name).
+// lists for the operation, every header sent (but HTTP's framing and CORS's) one it declares for that status, the
+// content type one it gives for that status, the body valid against its schema (a stream's events: each against the
+// schema the media type's `x-events` gives its name).
 // HEAD is checked as the GET it mirrors (RFC 9110; the document says so), without a body. A method a path has no
 // operation for must be answered as every operation of that path describes it (405), a path the document does not
 // have as every operation describes it (404). Every webhook the run's receivers got (receiver.ts) is held against the
@@ -62,6 +63,8 @@ function problemsWith(r: Recorded, op: Json): string[] {
   const declared = op.responses[String(r.status)]
   if (!declared) return [`status ${r.status} is not listed (${Object.keys(op.responses).join(', ')})`]
   const response = declared.$ref ? resolve(doc, declared.$ref) : declared
+  const undeclared = headerProblems(r, response)
+  if (undeclared.length) return undeclared
   const type = r.contentType?.split(';')[0].trim() ?? null
   if (!response.content) return r.body === '' ? [] : [`status ${r.status} has no content, got ${type}`]
   const media = type && response.content[type]
@@ -75,6 +78,18 @@ function problemsWith(r: Recorded, op: Json): string[] {
     return [`the body is not JSON: ${r.body.slice(0, 100)}`]
   }
   return conforms(body, media.schema, doc)
+}
+
+// The headers of HTTP's framing and the ones every answer carries alike, and CORS's (the protocol's own): the
+// document need not declare them. Any other header sent must be one the response declares.
+const UNDECLARED =
+  /^(content-type|content-length|transfer-encoding|connection|keep-alive|date|cache-control|x-content-type-options|vary|access-control-.*)$/
+
+function headerProblems(r: Recorded, response: Json): string[] {
+  const declared = new Set(Object.keys(response.headers ?? {}).map((h) => h.toLowerCase()))
+  return Object.keys(r.headers ?? {})
+    .filter((h) => !UNDECLARED.test(h) && !declared.has(h))
+    .map((h) => `status ${r.status} sends the undeclared header ${h}`)
 }
 
 // A stream of server-sent events: each event one the document's `x-events` names, its data valid against its schema

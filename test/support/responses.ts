@@ -12,6 +12,8 @@ export interface Recorded {
   path: string
   status: number
   contentType: string | null
+  // Every response header, by its lower-case name.
+  headers: Record<string, string>
   body: string
   // false when the body was not read whole (the exchange was cut short): only status and content type are checked.
   complete: boolean
@@ -39,7 +41,8 @@ export function recordFetches() {
     const res = await real(input, init)
     const url = input instanceof Request ? input.url : String(input)
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase()
-    const base = { method, url, status: res.status, contentType: res.headers.get('content-type') }
+    const headers = Object.fromEntries(res.headers)
+    const base = { method, url, status: res.status, contentType: res.headers.get('content-type'), headers }
     res
       .clone()
       .text()

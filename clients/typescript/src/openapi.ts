@@ -716,10 +716,6 @@ export interface components {
             headers: {
                 /** @description Identifier of this request in the server logs. */
                 "x-request-id"?: string;
-                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                RateLimit?: string;
-                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                "RateLimit-Policy"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -731,10 +727,8 @@ export interface components {
             headers: {
                 /** @description Identifier of this request in the server logs. */
                 "x-request-id"?: string;
-                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                RateLimit?: string;
-                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                "RateLimit-Policy"?: string;
+                /** @description The methods of this path. */
+                Allow: string;
                 [name: string]: unknown;
             };
             content: {
@@ -776,10 +770,6 @@ export interface components {
             headers: {
                 /** @description Identifier of this request in the server logs. */
                 "x-request-id"?: string;
-                /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                RateLimit?: string;
-                /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                "RateLimit-Policy"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -839,6 +829,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -910,8 +902,10 @@ export interface operations {
             /** @description No content; `Allow` lists the methods */
             204: {
                 headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
                     /** @description The methods of this path. */
-                    Allow?: string;
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -949,6 +943,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a stream, up to the upstream's first event). */
                     "Server-Timing"?: string;
+                    /** @description On a stream: `no`, so that a proxy (nginx) passes each event on as it comes. */
+                    "X-Accel-Buffering"?: "no";
                     [name: string]: unknown;
                 };
                 content: {
@@ -962,6 +958,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -973,6 +971,10 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1093,8 +1095,10 @@ export interface operations {
             /** @description No content; `Allow` lists the methods */
             204: {
                 headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
                     /** @description The methods of this path. */
-                    Allow?: string;
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1130,6 +1134,10 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
+                    /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a stream, up to the upstream's first event). */
+                    "Server-Timing"?: string;
+                    /** @description On a stream: `no`, so that a proxy (nginx) passes each event on as it comes. */
+                    "X-Accel-Buffering"?: "no";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1170,6 +1178,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1194,6 +1204,10 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1246,10 +1260,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
+                    /** @description The methods of this path. */
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1392,6 +1404,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
+                    /** @description `false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry. */
+                    "x-should-retry"?: "false";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1416,10 +1430,6 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1567,8 +1577,10 @@ export interface operations {
             /** @description No content; `Allow` lists the methods */
             204: {
                 headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
                     /** @description The methods of this path. */
-                    Allow?: string;
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1663,6 +1675,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1711,10 +1725,6 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1739,10 +1749,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
+                    /** @description The methods of this path. */
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1857,6 +1865,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
+                    /** @description `false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry. */
+                    "x-should-retry"?: "false";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1881,10 +1891,6 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1976,8 +1982,10 @@ export interface operations {
             /** @description No content; `Allow` lists the methods */
             204: {
                 headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
                     /** @description The methods of this path. */
-                    Allow?: string;
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2013,6 +2021,10 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
+                    /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a stream, up to the upstream's first event). */
+                    "Server-Timing"?: string;
+                    /** @description On a stream: `no`, so that a proxy (nginx) passes each event on as it comes. */
+                    "X-Accel-Buffering"?: "no";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2053,6 +2065,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2077,6 +2091,10 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2129,10 +2147,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
+                    /** @description The methods of this path. */
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,6 +2291,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
+                    /** @description `false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry. */
+                    "x-should-retry"?: "false";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2299,10 +2317,6 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2441,6 +2455,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
@@ -2478,8 +2494,10 @@ export interface operations {
             /** @description No content; `Allow` lists the methods */
             204: {
                 headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
                     /** @description The methods of this path. */
-                    Allow?: string;
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2556,6 +2574,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2580,6 +2600,10 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2632,10 +2656,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
+                    /** @description The methods of this path. */
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2778,6 +2800,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
+                    /** @description `false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry. */
+                    "x-should-retry"?: "false";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2802,10 +2826,6 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
-                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
-                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2944,6 +2964,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
@@ -2981,8 +3003,10 @@ export interface operations {
             /** @description No content; `Allow` lists the methods */
             204: {
                 headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
                     /** @description The methods of this path. */
-                    Allow?: string;
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3035,6 +3059,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3136,8 +3162,10 @@ export interface operations {
             /** @description No content; `Allow` lists the methods */
             204: {
                 headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
                     /** @description The methods of this path. */
-                    Allow?: string;
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3181,6 +3209,8 @@ export interface operations {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
                     "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3241,8 +3271,10 @@ export interface operations {
             /** @description No content; `Allow` lists the methods */
             204: {
                 headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
                     /** @description The methods of this path. */
-                    Allow?: string;
+                    Allow: string;
                     [name: string]: unknown;
                 };
                 content?: never;
