@@ -19,7 +19,7 @@ const messages: Record<number, string> = {
   404: 'Not found',
   405: 'Method not allowed',
   408: 'Request timeout',
-  413: 'Request too large',
+  413: 'Request body larger than the body limit',
   415: 'Unsupported media type',
   422: 'Invalid input',
   429: 'Too many requests',
@@ -272,7 +272,10 @@ function document(paths: Json, webhooks: Json, schemas: Json): Json {
       version: '1.0.0',
       description:
         'Identity and plan of the caller, language-model completions, and sales leads. Every GET operation also ' +
-        'answers HEAD, with the same status and headers and no content.',
+        'answers HEAD, with the same status and headers and no content. A request body is at most the ' +
+        "server's body limit, 1 MiB (1,048,576 bytes) unless its operator set `STUDIO_BODY_LIMIT` (1 KiB to 64 MiB): a " +
+        'larger one is answered 413 `payload_too_large`, its `details.limit` the limit in bytes. Strings count ' +
+        'their length in Unicode code points, as JSON Schema does; none may hold NUL or a lone surrogate.',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: BASE }],

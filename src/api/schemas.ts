@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { Email, LEAD_FIELDS, text } from '../outbox/lead-fields.js'
+import { Email, LEAD_FIELDS, text, wellFormed } from '../outbox/lead-fields.js'
 
 export { Email }
 
@@ -68,7 +68,8 @@ export const Plan = v.picklist(PLANS)
 export const Role = v.picklist(ROLES)
 
 // The completion request's bounds and default (the SDK routes hold to the same: one quota unit, one bounded answer).
-export const COMPLETION = { maxText: 1_048_576, maxMessages: 1000, maxTokens: 4096, defaultMaxTokens: 1024 } as const
+// Its text has no bound of its own: the body limit (STUDIO_BODY_LIMIT) is the one.
+export const COMPLETION = { maxMessages: 1000, maxTokens: 4096, defaultMaxTokens: 1024 } as const
 
 export const CompletionRequest = v.pipe(
   v.strictObject({
@@ -76,7 +77,7 @@ export const CompletionRequest = v.pipe(
       v.array(
         v.strictObject({
           role: v.pipe(v.picklist(['user', 'assistant'], 'must be "user" or "assistant"')),
-          content: text(COMPLETION.maxText, 1),
+          content: wellFormed(1),
         })
       ),
       v.minLength(1, 'must hold at least one message'),
@@ -86,7 +87,7 @@ export const CompletionRequest = v.pipe(
       v.pipe(v.picklist(['primary', 'fast'], 'must be "primary" or "fast"'), v.description('Model alias.')),
       'primary'
     ),
-    system: v.optional(text(COMPLETION.maxText)),
+    system: v.optional(wellFormed()),
     max_tokens: v.optional(
       v.pipe(
         v.number('must be a number'),

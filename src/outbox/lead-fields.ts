@@ -3,23 +3,53 @@ import * as v from 'valibot'
 // A lead's fields as the API takes them and its lead.created event carries them, declared here, below both the
 // API's schemas (api/schemas.ts adds the honeypot) and the event catalogue, so that the two cannot drift.
 
+// Each check below is declared in the OpenAPI document as the JSON Schema keyword a client's validator reads
+// (`pattern`, ECMA-262 that means the same read by code units or, with the `u` flag, by code points; `maxLength`,
+// which counts code points): the document says exactly what the server takes.
+const CHAR = String.raw`(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])`
+const NOT_SPACE = String.raw`(?:[^\s\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])`
+const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?'
+const PATTERNS = {
+  wellFormed: `^${CHAR}*$`,
+  // String.prototype.trim removes what `\s` matches (WhiteSpace and LineTerminator both).
+  notBlank: String.raw`^\s*${NOT_SPACE}${CHAR}*$`,
+  // A dot-atom local part at a domain of at least two labels (an IP address's dotted digits included): the
+  // addresses JSON Schema's `format: email` takes, but quoted local parts and address literals.
+  email: `^${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+${LABEL}$`,
+}
+const EMAIL = new RegExp(PATTERNS.email)
+
 // PostgreSQL text refuses NUL, and lone surrogates cannot be stored as UTF-8: both are refused as input.
-export const text = (max: number, min = 0) =>
+export const wellFormed = (min = 0) =>
   v.pipe(
     v.string(),
     v.minLength(min, min === 1 ? 'must not be empty' : `must be at least ${min} characters`),
-    v.maxLength(max, `must be at most ${max} characters`),
     v.check((s) => !s.includes('\u0000'), 'must not contain NUL characters'),
-    v.check((s) => s.isWellFormed(), 'must be well-formed Unicode (no lone surrogates)')
+    v.check((s) => s.isWellFormed(), 'must be well-formed Unicode (no lone surrogates)'),
+    v.metadata({ pattern: PATTERNS.wellFormed })
+  )
+
+// At most `max` characters as JSON Schema counts them, in code points (an emoji is one, not two UTF-16 units).
+export const text = (max: number, min = 0) =>
+  v.pipe(
+    wellFormed(min),
+    v.check((s) => s.length <= max || [...s].length <= max, `must be at most ${max} characters`),
+    v.metadata({ maxLength: max })
   )
 
 const required = (max: number) =>
   v.pipe(
     text(max),
-    v.check((s) => s.trim() !== '', 'must not be blank')
+    v.check((s) => s.trim() !== '', 'must not be blank'),
+    v.metadata({ minLength: 1, pattern: PATTERNS.notBlank })
   )
 // The one email check: leads' addresses, the dashboard's invitations, the CLI's --email.
-export const Email = v.pipe(text(254, 1), v.email('must be an email address'))
+export const Email = v.pipe(
+  text(254, 1),
+  v.check((s) => EMAIL.test(s), 'must be an email address'),
+  v.metadata({ format: 'email', pattern: PATTERNS.email })
+)
 
 export const LEAD_FIELDS = {
   name: v.pipe(required(200), v.description('Name of the person asking.')),

@@ -102,6 +102,19 @@ t.test('POST /leads with only the required fields', async (t) => {
   t.same(row, { phone: null, utm_source: null })
 })
 
+t.test('what JSON Schema takes is taken: lengths in code points, addresses format: email accepts', async (t) => {
+  const cases = [
+    { phone: '📞'.repeat(50), name: '🙂'.repeat(200) },
+    { email: "o'brien@example.com" },
+    { email: 'a@123.123.123.123' },
+    { email: 'first.last+tag@sub.example.co.uk' },
+  ]
+  for (const patch of cases) {
+    const r = await s.fetch('/api/v1/leads', { method: 'POST', key, json: { ...lead, ...patch } })
+    t.equal(r.status, 201, JSON.stringify(patch))
+  }
+})
+
 const rules: [string, Record<string, unknown>, string, RegExp][] = [
   ['missing name', { name: undefined }, 'name', /required/],
   ['missing email', { email: undefined }, 'email', /required/],
@@ -113,6 +126,10 @@ const rules: [string, Record<string, unknown>, string, RegExp][] = [
   ['name too long', { name: 'x'.repeat(201) }, 'name', /at most 200/],
   ['message too long', { message: 'x'.repeat(10_001) }, 'message', /at most 10000/],
   ['phone too long', { phone: '1'.repeat(51) }, 'phone', /at most 50/],
+  ['phone of 51 emoji', { phone: '📞'.repeat(51) }, 'phone', /at most 50/],
+  ['empty name', { name: '' }, 'name', /blank/],
+  ['email with a quoted local part', { email: '"a b"@example.com' }, 'email', /email/],
+  ['email without a dot in its domain', { email: 'a@localhost' }, 'email', /email/],
   ['unknown field', { homepage: 'x' }, 'homepage', /not a known field/],
   ['utm not an object', { utm: 'x' }, 'utm', /object/i],
   ['unknown utm member', { utm: { term: 'x' } }, 'utm.term', /not a known field/],

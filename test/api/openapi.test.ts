@@ -80,6 +80,52 @@ t.test('each error response declares the headers it is sent with, and only those
   t.ok(Object.keys(responses.NotFound.headers).includes('x-request-id'))
 })
 
+t.test("each string's pattern and maxLength take exactly what the server takes", async (t) => {
+  const { LeadInput } = await import('../../src/api/schemas.js')
+  const props = doc.components.schemas.LeadInput.properties
+  const samples = [
+    '',
+    ' ',
+    '\t\n',
+    'a',
+    ' a ',
+    '\u00a0x',
+    'a\u0000b',
+    'a\ud800b',
+    '\udfff',
+    '\ud83d\ude00',
+    '😀'.repeat(50),
+    '😀'.repeat(51),
+    'x'.repeat(200),
+    'x'.repeat(201),
+    "o'brien@example.com",
+    'a@123.123.123.123',
+    'a@b',
+    'a b@c.d',
+    'a@-b.c',
+    '"q"@example.com',
+    'a@b.c\u0000',
+    'a..b@c.d',
+    'é@example.com',
+  ]
+  const base = { name: 'n', email: 'n@example.com', service: 's', message: 'm' }
+  for (const field of ['name', 'email', 'phone', 'company']) {
+    const { pattern, maxLength, minLength } = props[field]
+    for (const flags of ['', 'u']) {
+      const re = new RegExp(pattern, flags)
+      for (const sample of samples) {
+        const documented = re.test(sample) && [...sample].length <= maxLength && [...sample].length >= minLength
+        const served = v.safeParse(LeadInput, { ...base, [field]: sample }).success
+        t.equal(documented, served, `${field} ${JSON.stringify(sample)} /${flags}`)
+      }
+    }
+  }
+  const completion = doc.components.schemas.CompletionRequest.properties
+  t.notOk(completion.system.maxLength, 'no maxLength that the body limit reaches first')
+  t.notOk(completion.messages.items.properties.content.maxLength)
+  t.match(doc.info.description, /STUDIO_BODY_LIMIT/)
+})
+
 t.test('the top-level webhooks map documents every event type with its envelope', async (t) => {
   const { EVENT_TYPES } = await import('../../src/outbox/catalogue.js')
   t.same(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort())

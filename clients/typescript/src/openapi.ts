@@ -750,7 +750,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Request too large: payload_too_large */
+        /** @description Request body larger than the body limit: payload_too_large */
         PayloadTooLarge: {
             headers: {
                 /** @description Identifier of this request in the server logs. */
@@ -1309,7 +1309,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Request too large: payload_too_large */
+            /** @description Request body larger than the body limit: payload_too_large */
             413: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -1798,7 +1798,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Request too large: payload_too_large */
+            /** @description Request body larger than the body limit: payload_too_large */
             413: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -2196,7 +2196,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Request too large: payload_too_large */
+            /** @description Request body larger than the body limit: payload_too_large */
             413: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -2705,7 +2705,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Request too large: payload_too_large */
+            /** @description Request body larger than the body limit: payload_too_large */
             413: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
