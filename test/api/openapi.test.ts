@@ -126,6 +126,17 @@ t.test("each string's pattern and maxLength take exactly what the server takes",
   t.match(doc.info.description, /STUDIO_BODY_LIMIT/)
 })
 
+t.test('a streamed 200 describes its events in a schema tools read', async (t) => {
+  const stream = doc.paths['/ai/completions'].post.responses['200'].content['text/event-stream']
+  t.same(
+    stream.schema.anyOf.map((s: { $ref: string }) => s.$ref).sort(),
+    ['#/components/schemas/CompletionDelta', '#/components/schemas/CompletionResponse', '#/components/schemas/Error'],
+    "any of the events' data"
+  )
+  t.match(stream.schema.description, /x-events/)
+  t.same(Object.keys(stream['x-events']).sort(), ['delta', 'done', 'error'], 'each by its event name')
+})
+
 t.test('the top-level webhooks map documents every event type with its envelope', async (t) => {
   const { EVENT_TYPES } = await import('../../src/outbox/catalogue.js')
   t.same(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort())

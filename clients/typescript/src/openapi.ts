@@ -949,7 +949,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CompletionResponse"];
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["CompletionDelta"] | components["schemas"]["CompletionResponse"] | components["schemas"]["Error"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1142,7 +1142,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
-                    "text/event-stream": string;
+                    "text/event-stream": ({
+                        id: string;
+                        /** @constant */
+                        object: "chat.completion.chunk";
+                        model: string;
+                        choices: {
+                            index: number;
+                            delta: Record<string, never>;
+                            finish_reason?: string | null;
+                        }[];
+                        usage?: {
+                            prompt_tokens: number;
+                            completion_tokens: number;
+                            total_tokens: number;
+                        } | null;
+                    } | {
+                        error: {
+                            message: string;
+                            code: string;
+                        };
+                    }) | {
+                        error: {
+                            message: string;
+                            /** @description OpenAI's error type (`invalid_request_error`, …). */
+                            type: string;
+                            /** @description The member the error is about, when there is one. */
+                            param?: string | null;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "upstream_error" | "quota_exceeded" | "key_quota_exceeded" | "service_unavailable";
+                        };
+                    };
                 };
             };
             /** @description Bad request: bad_request */
@@ -2029,7 +2062,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnthropicMessage"];
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["AnthropicStreamEvent"] | {
+                        /** @constant */
+                        type: "error";
+                        error: {
+                            /** @description Anthropic's error type (`invalid_request_error`, …). */
+                            type: string;
+                            message: string;
+                            /**
+                             * @description Our error code.
+                             * @enum {string}
+                             */
+                            code: "upstream_error" | "quota_exceeded" | "key_quota_exceeded" | "service_unavailable";
+                        };
+                    };
                 };
             };
             /** @description Bad request: bad_request */
