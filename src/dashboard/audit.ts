@@ -58,7 +58,7 @@ async function auditPage(deps: DashboardDeps, ctx: PageCtx) {
   const actors = (await auditActors(deps.sql, ctx.user.accountId)).map((a) => [actorKey(a), actorLabel(a)])
   const next = rows.length === PAGE ? `/dashboard/audit?${query(f, { before: rows[PAGE - 1].id })}` : null
   const body = rows.length
-    ? html`<div class="table-wrap"><table><thead><tr><th>Time (UTC)</th><th>Actor</th><th>Action</th><th>Target</th>
+    ? html`<div class="table-wrap scroll-x"><table><thead><tr><th>Time (UTC)</th><th>Actor</th><th>Action</th><th>Target</th>
 <th>Address</th><th>Before</th><th>After</th></tr></thead><tbody>${rows.map(rowOf)}</tbody></table></div>`
     : html`<div class="table-wrap">${empty('No entries', html`<p>Nothing recorded matches this filter.</p>`)}</div>`
   return page(

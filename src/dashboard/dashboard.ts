@@ -49,25 +49,29 @@ function cookieOf(req: IncomingMessage, name: string): string | null {
   return null
 }
 
+type Attempts = Parameters<typeof signinPages>[1]
+
+// Every page of the dashboard, section by section.
+export const dashboardPages = (deps: DashboardDeps, attempts: Attempts): Page[] => [
+  ...signinPages(deps, attempts),
+  ...keysPages(deps),
+  ...keyLimitPages(deps),
+  ...leadsPages(deps),
+  ...usagePages(deps),
+  ...webhooksPages(deps),
+  ...teamPages(deps),
+  ...auditPages(deps),
+  ...accountPages(deps),
+]
+
 // The dashboard: server-rendered pages under /dashboard on the API's listener (http/server.ts hands it those paths).
 export function createDashboard(deps: DashboardDeps, log: Logger) {
   const attempts = {
     address: new SlidingWindow(20, 60_000, deps.clock),
     email: new SlidingWindow(10, 15 * 60_000, deps.clock),
   }
-  const pages: Page[] = [
-    ...signinPages(deps, attempts),
-    ...keysPages(deps),
-    ...keyLimitPages(deps),
-    ...leadsPages(deps),
-    ...usagePages(deps),
-    ...webhooksPages(deps),
-    ...teamPages(deps),
-    ...auditPages(deps),
-    ...accountPages(deps),
-  ]
   const router = new Router<Page>()
-  for (const p of pages) router.add(p.method, p.path, p)
+  for (const p of dashboardPages(deps, attempts)) router.add(p.method, p.path, p)
   const cookie = cookieName(deps)
 
   // A POST must come from this site: its Origin is the public URL's (or, with none configured, the Host's). Under

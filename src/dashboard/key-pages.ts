@@ -10,7 +10,7 @@ import { keyUsage } from '../quota/key-counts.js'
 import { monthOf } from '../quota/month.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
-import { canManage, csrfField, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
+import { canManage, csrfField, day, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 const EXPIRIES: [string, string][] = [
@@ -74,11 +74,13 @@ function keyTable(v: Viewer, keys: KeyListing[], used: Map<string, number>): Htm
       html`<p>Create your first key above, then call the API with it.</p>`
     )}</div>`
   const rows = keys.map(
-    (k) => html`<tr><td>${k.name ?? '—'}</td><td><code>${k.prefix}</code></td>
+    (k) => html`<tr><td><strong>${k.name ?? '—'}</strong><br><code>${k.prefix}</code>${
+      k.creator ? html`<br><span class="muted">by ${k.creator}</span>` : ''
+    }</td>
 <td>${k.scopes.map((s) => html`<code>${s}</code> `)}${
       k.origins ? html`<br><span class="muted">from ${k.origins.map((o) => html`<code>${o}</code> `)}</span>` : ''
-    }</td><td>${k.creator ?? '—'}</td>
-<td>${when(k.created_at)}</td><td>${when(k.last_used_at)}</td><td>${when(k.expires_at)}</td>
+    }</td>
+<td>${day(k.created_at)}</td><td>${day(k.last_used_at)}</td><td>${day(k.expires_at)}</td>
 <td>${limitsCell(v, k, used.get(k.prefix) ?? 0)}</td>
 <td><span class="badge ${k.status}">${k.status === 'grace' ? 'in grace' : k.status}</span></td>
 <td>${
@@ -96,7 +98,7 @@ ${
     : ''
 }</td></tr>`
   )
-  return html`<div class="table-wrap"><table><thead><tr><th>Name</th><th>Prefix</th><th>Scopes</th><th>Created by</th>
+  return html`<div class="table-wrap scroll-x"><table class="keys"><thead><tr><th>Key</th><th>Scopes</th>
 <th>Created</th><th>Last used</th><th>Expires</th><th>Completions this month</th><th>Status</th><th>Actions</th>
 </tr></thead>
 <tbody>${rows}</tbody></table></div>`

@@ -41,11 +41,11 @@ export function page(v: Viewer, section: Section, title: string, content: Value)
   )
   return html`<html lang="en">${head(title)}<body>
 <a class="skip" href="#main">Skip to content</a>
-<div class="shell"><aside class="side"><a class="brand" href="/dashboard"><span>◆</span> Studio</a>
+<div class="shell"><aside class="side"><div class="side-in"><a class="brand" href="/dashboard"><span>◆</span> Studio</a>
 <nav aria-label="Sections">${links}</nav>
 <div class="who"><div>${v.name ?? v.email}</div><div>${v.email} · ${v.role}</div>
 <form method="post" action="/dashboard/signout">${csrfField(v)}<button class="secondary small">Sign out</button></form>
-</div></aside>
+</div></div></aside>
 <main id="main">${content}</main></div></body></html>`
 }
 
@@ -99,4 +99,15 @@ export const when = (d: Date | null | undefined, seconds = false) =>
         .toISOString()
         .slice(0, seconds ? 19 : 16)
         .replace('T', ' ')
+    : '—'
+
+// A UTC day, short enough for a table's cell ("29 Nov 2026"), with the time to the minute in its title.
+export const day = (d: Date | null | undefined) =>
+  d
+    ? html`<time datetime="${d.toISOString()}" title="${when(d)} UTC">${d.toLocaleDateString('en-GB', {
+        day: 'numeric',
+        month: 'short',
+        year: 'numeric',
+        timeZone: 'UTC',
+      })}</time>`
     : '—'

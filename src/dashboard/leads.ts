@@ -32,7 +32,7 @@ async function leadsList(deps: DashboardDeps, ctx: PageCtx) {
   const { leads: shown, next: cursor, first } = await leadsPage(deps.sql, ctx.user.accountId, f, after, PAGE)
   const next = cursor ? `/dashboard/leads?${query(f, { after: cursor })}` : null
   const body = shown.length
-    ? html`<div class="table-wrap"><table><thead><tr><th>Received</th><th>Name</th><th>Email</th><th>Company</th>
+    ? html`<div class="table-wrap scroll-x"><table><thead><tr><th>Received</th><th>Name</th><th>Email</th><th>Company</th>
 <th>Service</th></tr></thead><tbody>${shown.map(
         (l) => html`<tr><td>${when(l.created_at)}</td><td><a href="/dashboard/leads/${l.id}">${l.name}</a></td>
 <td>${l.email}</td><td>${l.company ?? '—'}</td><td>${l.service}</td></tr>`

@@ -29,7 +29,7 @@ sign-in links, invitations, a webhook endpoint disabled) and what the mail serve
 sent again.</p>
 ${
   lines.length
-    ? html`<div class="table-wrap"><table><thead><tr><th>Time</th><th>To</th><th>Mail</th><th>Outcome</th>
+    ? html`<div class="table-wrap scroll-x"><table><thead><tr><th>Time</th><th>To</th><th>Mail</th><th>Outcome</th>
 <th>Server's reply</th></tr></thead><tbody>${rows}</tbody></table></div>`
     : html`<div class="table-wrap">${empty('No mail yet', html`<p>Mails appear here as they are sent.</p>`)}</div>`
 }`

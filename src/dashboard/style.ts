@@ -12,9 +12,8 @@ a{color:var(--accent)}
 :focus-visible{outline:2px solid var(--focus);outline-offset:2px}
 .skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:var(--panel);padding:8px;z-index:9}
 .shell{display:flex;min-height:100vh}
-.side{width:220px;flex:none;position:sticky;top:0;height:100vh;background:var(--panel);
-border-right:1px solid var(--line);padding:20px 12px;
-display:flex;flex-direction:column;gap:4px}
+.side{width:220px;flex:none;background:var(--panel);border-right:1px solid var(--line)}
+.side-in{position:sticky;top:0;height:100vh;padding:20px 12px;display:flex;flex-direction:column;gap:4px}
 .brand{font-weight:700;font-size:17px;padding:4px 10px 16px;color:var(--text);text-decoration:none}
 .brand span{color:var(--accent)}
 .side nav a{display:block;padding:7px 10px;border-radius:6px;color:var(--muted);text-decoration:none;font-weight:500}
@@ -29,8 +28,8 @@ h2{font-size:16px;margin:28px 0 10px}
 .lead{color:var(--muted);margin:0 0 20px}
 .card{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:18px 20px;margin:0 0 18px}
 .card>h2:first-child{margin-top:0}.card form:not(.row) .field{max-width:420px}.row .field{margin-bottom:0}
-td code{white-space:nowrap}
-.table-wrap{background:var(--panel);border:1px solid var(--line);border-radius:10px;overflow-x:auto;margin-bottom:18px}
+.table-wrap{background:var(--panel);border:1px solid var(--line);border-radius:10px;margin-bottom:18px}
+.scroll-x{overflow-x:auto}time{white-space:nowrap}
 table{border-collapse:collapse;width:100%;font-size:14px}
 th,td{text-align:left;padding:10px 14px;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:12px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);font-weight:600}
@@ -46,6 +45,7 @@ legend{font-size:13px;font-weight:600;padding:0;margin-bottom:4px}
 label.check{font-weight:400;font-size:14px;display:flex;gap:8px;align-items:center}
 .checks{display:flex;flex-wrap:wrap;gap:4px 18px;margin:4px 0 0 24px}
 .actions{margin-top:16px;gap:8px}td.time{white-space:nowrap}
+table.keys th,table.keys td{padding:10px 8px}table.keys code{white-space:nowrap}table.keys small code,table.keys .muted code{white-space:normal}table.keys form.inline{display:inline-block;margin:0 4px 4px 0}
 code.answer{display:block;max-width:360px;white-space:pre-wrap;overflow-wrap:anywhere}
 div.values{font-size:13px;overflow-wrap:anywhere}
 form.inline{display:inline}
@@ -80,7 +80,7 @@ svg .bar{fill:var(--accent)}svg .track{fill:var(--code)}svg .axis{fill:var(--mut
 .auth form+.lead{margin-top:20px}
 .auth input{width:100%}
 @media (max-width:760px){.shell{flex-direction:column}
-.side{width:auto;border-right:0;border-bottom:1px solid var(--line);padding:12px;position:static;height:auto}
+.side{width:auto;border-right:0;border-bottom:1px solid var(--line)}.side-in{padding:12px;position:static;height:auto}
 .side nav{display:flex;flex-wrap:wrap;gap:4px}.who{margin-top:8px}main{padding:18px 14px}
 .brand{padding-bottom:8px}}
 `

@@ -46,7 +46,7 @@ members see only their own keys.</p>${notice(ctx.url.searchParams.get('done'))}$
 <div class="field"><label for="email">Email</label><input id="email" name="email" type="email" required></div>
 <div class="field"><label for="role">Role</label><select id="role" name="role">${roleOptions('member')}</select></div>
 <div class="field"><button>Create sign-in link</button></div></form></div>
-<div class="table-wrap"><table><thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Password set</th><th>Added</th>
+<div class="table-wrap scroll-x"><table><thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Password set</th><th>Added</th>
 <th>Actions</th></tr></thead><tbody>${rows}</tbody></table></div>`
   )
 }

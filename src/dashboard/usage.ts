@@ -47,7 +47,7 @@ function quotaBar(used: number, limit: number | null): Html {
 
 const keyTable = (keys: KeyUsage[]) =>
   keys.length
-    ? html`<div class="table-wrap"><table><thead><tr><th>Key</th><th class="num">Completions</th>
+    ? html`<div class="table-wrap scroll-x"><table><thead><tr><th>Key</th><th class="num">Completions</th>
 <th class="num">Failed</th>
 <th class="num">Tokens in</th><th class="num">Tokens out</th></tr></thead><tbody>${keys.map(
         (k) => html`<tr><td>${k.name ?? '—'} <code>${k.key_prefix}</code></td><td class="num">${fmt(k.completions)}</td>
@@ -62,7 +62,7 @@ const keyTable = (keys: KeyUsage[]) =>
 // Shown only once some completion went through a named upstream (rows from before that have no attempts recorded).
 const upstreamTable = (rows: UpstreamUsage[]) =>
   rows.length
-    ? html`<h2>By upstream</h2><div class="table-wrap"><table><thead><tr><th>Upstream</th>
+    ? html`<h2>By upstream</h2><div class="table-wrap scroll-x"><table><thead><tr><th>Upstream</th>
 <th class="num">Calls</th><th class="num">Failed</th></tr></thead><tbody>${rows.map(
         (r) => html`<tr><td>${r.upstream}</td><td class="num">${fmt(r.calls)}</td>
 <td class="num">${fmt(r.failed)}</td></tr>`

@@ -82,7 +82,7 @@ export function endpointsTable(endpoints: Endpoint[]): Html {
 ${e.description ? html`<div class="muted">${e.description}</div>` : ''}</td><td>${eventsOf(e)}</td>
 <td>${stateOf(e)}</td><td>${lastOf(e)}</td><td>${when(e.createdAt)}</td></tr>`
   )
-  return html`<div class="table-wrap"><table><thead><tr><th>URL</th><th>Events</th><th>State</th>
+  return html`<div class="table-wrap scroll-x"><table><thead><tr><th>URL</th><th>Events</th><th>State</th>
 <th>Last delivery</th><th>Added</th></tr></thead><tbody>${rows}</tbody></table></div>`
 }
 
@@ -137,7 +137,7 @@ export function deliveryLog(v: Viewer, endpointId: string, log: LogPage, first: 
       'Nothing sent yet',
       html`<p>Events sent to this endpoint in the last 30 days show here. Send a test event to see one.</p>`
     )}</div>`
-  return html`<div class="table-wrap"><table class="log"><thead><tr><th>Event</th><th>Attempt (UTC)</th><th>Status</th>
+  return html`<div class="table-wrap scroll-x"><table class="log"><thead><tr><th>Event</th><th>Attempt (UTC)</th><th>Status</th>
 <th class="num">Duration</th><th>Answer (first bytes)</th><th></th></tr></thead>
 <tbody>${log.events.map((ev) => eventRows(v, endpointId, ev))}</tbody></table></div>${pager}`
 }
