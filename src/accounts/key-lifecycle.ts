@@ -177,6 +177,9 @@ export async function accountOfUser(sql: Sql, email: string): Promise<string | n
   return row?.account_id ?? null
 }
 
+// How long a rotated key keeps working when no grace is chosen (`keys rotate`, the dashboard's preselected choice).
+export const ROTATE_GRACE_SECONDS = 24 * 3600
+
 export interface RotatedKey extends CreatedKey {
   email: string | null
   // When the old key stops being accepted (never later than it would have anyway), and the database's now.

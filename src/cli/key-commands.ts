@@ -1,4 +1,4 @@
-import { createKey, listKeys, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
+import { createKey, listKeys, ROTATE_GRACE_SECONDS, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
 import { setKeyLimits } from '../accounts/key-limits.js'
 import { narrowScopes } from '../accounts/scopes.js'
 import { Email, Plan, Role } from '../api/schemas.js'
@@ -103,14 +103,14 @@ export const keyCommands: Command[] = [
     args: 'PREFIX [--grace D] [--expires-in D]',
     help:
       'a new key for the same account and user, alone on the last line; the old key\nkeeps working for the grace ' +
-      'period D (default 24h; 0: stops at once)',
+      `period D (default ${ROTATE_GRACE_SECONDS / 3600}h; 0: stops at once)`,
     manual:
-      'a new key for the same account and user, alone on the last line of stdout; the old key keeps ' +
-      'working for the grace D (default `24h`; `0`: it stops at once; never longer than it would have ' +
-      'anyway). A revoked key cannot be rotated. `--expires-in` applies to the new key',
+      'a new key for the same account and user, alone on the last line of stdout; the old key keeps working for ' +
+      `the grace D (default \`${ROTATE_GRACE_SECONDS / 3600}h\`; \`0\`: it stops at once; never longer than it would ` +
+      'have anyway). A revoked key cannot be rotated. `--expires-in` applies to the new key',
     run: ({ values, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
-      const grace = duration(values.grace ?? '24h', '--grace', true)
+      const grace = values.grace === undefined ? ROTATE_GRACE_SECONDS : duration(values.grace, '--grace', true)
       const expiresAt = expiry(values['expires-in']) ?? null
       return database(async (sql) => {
         const k = await rotateKey(sql, { prefix, graceSeconds: grace, expiresAt, actor })

@@ -1,4 +1,11 @@
-import { createKey, type KeyListing, listKeys, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
+import {
+  createKey,
+  type KeyListing,
+  listKeys,
+  ROTATE_GRACE_SECONDS,
+  revokeKey,
+  rotateKey,
+} from '../accounts/key-lifecycle.js'
 import { type KeyLimits, parseModels } from '../accounts/key-limits.js'
 import { parseScopes, SCOPES, type Scope } from '../accounts/scopes.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
@@ -20,10 +27,10 @@ const EXPIRIES: [string, string][] = [
   ['365', '365 days'],
 ]
 const GRACES: [string, string][] = [
-  ['0', 'No grace'],
-  ['3600', '1 hour grace'],
-  ['86400', '24 hours grace'],
-  ['604800', '7 days grace'],
+  ['0', 'No time: it stops at once'],
+  ['3600', '1 hour'],
+  ['86400', '24 hours'],
+  ['604800', '7 days'],
 ]
 
 // Owners and admins see every key of the account; a member only the keys they created.
@@ -40,7 +47,8 @@ export async function ownKey(sql: Sql, u: SessionUser, prefix: string): Promise<
   return row
 }
 
-const options = (list: [string, string][]) => list.map(([v, label]) => html`<option value="${v}">${label}</option>`)
+const options = (list: [string, string][], chosen = '') =>
+  list.map(([v, label]) => html`<option value="${v}"${v === chosen ? html` selected` : ''}>${label}</option>`)
 
 // Each key's completions this month: a capped key's units spent (its own count), another's answers recorded.
 async function usedThisMonth(deps: DashboardDeps, u: SessionUser, keys: KeyListing[]) {
@@ -85,10 +93,7 @@ function keyTable(v: Viewer, keys: KeyListing[], used: Map<string, number>): Htm
 <td><span class="badge ${k.status}">${k.status === 'grace' ? 'in grace' : k.status}</span></td>
 <td>${
       k.status === 'active'
-        ? html`<form class="inline" method="post" action="/dashboard/keys/${k.prefix}/rotate">
-${csrfField(v)}<label for="g-${k.prefix}" class="skip">Grace for ${k.prefix}</label>
-<select id="g-${k.prefix}" name="grace" aria-label="Grace period">${options(GRACES)}</select>
-<button class="secondary small">Rotate</button></form>`
+        ? html`<a class="button secondary small" href="/dashboard/keys/${k.prefix}/rotate">Rotate</a>`
         : ''
     }
 ${
@@ -206,14 +211,20 @@ export function keysPages(deps: DashboardDeps): Page[] {
       },
     },
     {
+      method: 'GET',
+      path: '/dashboard/keys/:prefix/rotate',
+      access: 'user',
+      handle: async (ctx) => confirmRotate(ctx.user, await ownKey(sql, ctx.user, ctx.params.prefix)),
+    },
+    {
       method: 'POST',
       path: '/dashboard/keys/:prefix/rotate',
       access: 'user',
       async handle(ctx) {
         const old = await ownKey(sql, ctx.user, ctx.params.prefix)
-        const grace = Number(ctx.form.get('grace') ?? 0)
+        const grace = Number(ctx.form.get('grace') ?? Number.NaN)
         if (!GRACES.some(([g]) => Number(g) === grace))
-          throw new ApiError({ code: 'bad_request', message: 'Pick a grace period.' })
+          throw new ApiError({ code: 'bad_request', message: 'Pick how long the old key keeps working.' })
         const k = await rotateKey(sql, { prefix: old.prefix, graceSeconds: grace, actor: actorOf(ctx) })
         if (!k) throw new ApiError({ code: 'not_found', message: 'The key is gone.' })
         const until =
@@ -248,4 +259,21 @@ const confirmRevoke = (v: Viewer, k: KeyListing) =>
 <form method="post" action="/dashboard/keys/${k.prefix}/revoke" class="row">${csrfField(v)}
 <input type="hidden" name="confirm" value="yes"><button class="danger">Revoke the key</button>
 <a class="button secondary" href="/dashboard/keys">Cancel</a></form></div>`
+  )
+
+// Rotating asks first, on a page of its own (so without script too): how long the old key keeps working, preselected
+// as `keys rotate` does.
+const confirmRotate = (v: Viewer, k: KeyListing) =>
+  page(
+    v,
+    'keys',
+    'Rotate a key',
+    html`<h1>Rotate key <code>${k.prefix}</code>?</h1><div class="card">
+<p>“${k.name ?? 'unnamed'}” gets a new secret, shown once on the next page, with the same scopes and limits. Servers
+that use the old one must be given the new one before the old one stops working.</p>
+<form method="post" action="/dashboard/keys/${k.prefix}/rotate" class="row">${csrfField(v)}
+<div class="field"><label for="grace">Old key keeps working for</label>
+<select id="grace" name="grace">${options(GRACES, String(ROTATE_GRACE_SECONDS))}</select></div>
+<div class="field"><button>Confirm rotate</button></div>
+<div class="field"><a class="button secondary" href="/dashboard/keys">Cancel</a></div></form></div>`
   )

@@ -57,8 +57,11 @@ async function run() {
     await page.goto(url('/dashboard/keys'))
     t.notMatch(await page.content(), key, 'shown once')
     const row = page.locator('tr', { hasText: prefix })
-    await row.getByLabel('Grace period').selectOption('0')
-    await row.getByRole('button', { name: 'Rotate' }).click()
+    await row.getByRole('link', { name: 'Rotate' }).click()
+    const grace = page.getByLabel('Old key keeps working for')
+    t.equal(await grace.inputValue(), '86400', 'preselected: 24 hours, as `keys rotate`')
+    await grace.selectOption('0')
+    await page.getByRole('button', { name: 'Confirm rotate' }).click()
     const next = (await page.textContent('#new-key')) ?? ''
     t.not(next, key)
     t.ok(await refusedWithin(key, 1500), 'the old key is refused (no grace)')

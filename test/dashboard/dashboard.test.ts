@@ -142,7 +142,15 @@ t.test('keys: create (shown once), use, rotate with grace, revoke after a confir
   const prefix = key.split('_')[1]
   t.match(list.text, prefix)
   t.equal((await server.fetch('/api/v1/me', { key })).status, 200)
-  const rotated = await b.submit('/dashboard/keys', `/dashboard/keys/${prefix}/rotate`, { grace: '3600' })
+  const ask = await b.get(`/dashboard/keys/${prefix}/rotate`)
+  t.equal(ask.status, 200)
+  t.match(ask.text, '<label for="grace">Old key keeps working for</label>')
+  t.match(ask.text, '<option value="86400" selected>24 hours</option>', '24 hours unless changed, as the CLI')
+  t.equal((await server.fetch('/api/v1/me', { key })).status, 200, 'not rotated before the confirmation')
+  const noGrace = await b.post(`/dashboard/keys/${prefix}/rotate`, { csrf: csrfOf(ask.text) })
+  t.equal(noGrace.status, 400)
+  t.match(noGrace.text, 'Pick how long the old key keeps working.')
+  const rotated = await b.post(`/dashboard/keys/${prefix}/rotate`, { csrf: csrfOf(ask.text), grace: '3600' })
   t.equal(rotated.status, 200)
   const next = /id="new-key">([^<]+)</.exec(rotated.text)?.[1] ?? ''
   t.not(next, key)
