@@ -2,7 +2,7 @@ import { type AuditFilter, type AuditRow, actorLabel, auditActors, auditCursor, 
 import { AUDIT_ACTIONS } from '../audit/record.js'
 import { csvLine } from '../ops/csv.js'
 import { html } from './html.js'
-import { empty, page, when } from './layout.js'
+import { day, empty, page, when } from './layout.js'
 import type { DashboardDeps, Page, PageCtx } from './page.js'
 import { streamCsv } from './respond.js'
 
@@ -39,17 +39,27 @@ const select = (id: string, label: string, current: string, options: [string, st
     ([value, text]) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`
   )}</select></div>`
 
-// Values one per line, `name: value` (a list comma-separated); the CSV has them as JSON.
-const valuesCell = (v: Record<string, unknown> | null) =>
-  v
-    ? Object.entries(v).map(
-        ([k, x]) => html`<div class="values">${k}: ${Array.isArray(x) ? x.join(', ') : String(x ?? '—')}</div>`
-      )
-    : '—'
+const shown = (x: unknown) => (x === undefined ? '' : Array.isArray(x) ? x.join(', ') : String(x ?? '—'))
 
-const rowOf = (r: AuditRow) => html`<tr><td class="time">${when(r.at, true)}</td><td>${actorLabel(r)}</td>
-<td><code>${r.action}</code></td><td>${r.target ?? '—'}</td><td>${r.address ?? '—'}</td>
-<td>${valuesCell(r.before)}</td><td>${valuesCell(r.after)}</td></tr>`
+// What changed, a field a line: `field: old → new` (the fields that stayed left out), or only the value where there
+// was none before (or is none after). The CSV has the before and after values as JSON.
+function change(r: AuditRow) {
+  const before = r.before ?? {}
+  const after = r.after ?? {}
+  const same = (f: string) => r.before && r.after && JSON.stringify(before[f]) === JSON.stringify(after[f])
+  const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((f) => !same(f))
+  if (!fields.length) return '—'
+  return html`<dl class="change">${fields.map((f) => {
+    const [was, is] = [shown(before[f]), shown(after[f])]
+    const value = !r.before ? is : !r.after ? was : html`${was} <span aria-label="changed to">→</span> ${is}`
+    return html`<div><dt>${f}</dt><dd>${value}</dd></div>`
+  })}</dl>`
+}
+
+const rowOf = (r: AuditRow) => html`<tr><td>${day(r.at)}<br><span class="muted">${when(r.at, true).slice(11)}</span>
+</td><td>${actorLabel(r)}${r.address ? html`<br><span class="muted">from ${r.address}</span>` : ''}</td>
+<td><code>${r.action}</code></td><td>${r.target ?? '—'}</td>
+<td>${change(r)}</td></tr>`
 
 async function auditPage(deps: DashboardDeps, ctx: PageCtx) {
   const f = filterOf(ctx)
@@ -58,8 +68,8 @@ async function auditPage(deps: DashboardDeps, ctx: PageCtx) {
   const actors = (await auditActors(deps.sql, ctx.user.accountId)).map((a) => [actorKey(a), actorLabel(a)])
   const next = rows.length === PAGE ? `/dashboard/audit?${query(f, { before: rows[PAGE - 1].id })}` : null
   const body = rows.length
-    ? html`<div class="table-wrap scroll-x"><table><thead><tr><th>Time (UTC)</th><th>Actor</th><th>Action</th><th>Target</th>
-<th>Address</th><th>Before</th><th>After</th></tr></thead><tbody>${rows.map(rowOf)}</tbody></table></div>`
+    ? html`<div class="table-wrap scroll-x"><table class="audit"><thead><tr><th>Time (UTC)</th><th>Actor</th><th>Action</th><th>Target</th>
+<th>Change</th></tr></thead><tbody>${rows.map(rowOf)}</tbody></table></div>`
     : html`<div class="table-wrap">${empty('No entries', html`<p>Nothing recorded matches this filter.</p>`)}</div>`
   return page(
     ctx.user,

@@ -47,7 +47,9 @@ label.check{font-weight:400;font-size:14px;display:flex;gap:8px;align-items:cent
 .actions{margin-top:16px;gap:8px}td.time{white-space:nowrap}
 table.keys th,table.keys td{padding:10px 8px}table.keys code{white-space:nowrap}table.keys small code,table.keys .muted code{white-space:normal}table.keys form.inline{display:inline-block;margin:0 4px 4px 0}
 code.answer{display:block;max-width:360px;white-space:pre-wrap;overflow-wrap:anywhere}
-div.values{font-size:13px;overflow-wrap:anywhere}
+table.audit code{white-space:nowrap}table.audit th:last-child{width:40%}dl.change{margin:0;font-size:13px}
+dl.change div{display:flex;flex-wrap:wrap;column-gap:6px}dl.change dt{color:var(--muted)}dl.change dt::after{content:":"}
+dl.change dd{margin:0;overflow-wrap:anywhere}
 form.inline{display:inline}
 .row{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-end}
 .field{display:flex;flex-direction:column;gap:4px;margin-bottom:12px}

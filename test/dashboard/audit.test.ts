@@ -34,8 +34,13 @@ t.test('owners see every change of their account, newest first, with actor and a
     'account.created',
   ])
   t.match(page.text, /cli \([^)]+\)/, 'the CLI, with its OS user')
-  t.match(page.text, /<td>owner@example\.com<\/td>\s*<td><code>key\.created/)
-  t.match(page.text, '<div class="values">plan: FREE</div>', 'values before, one a line')
+  t.match(page.text, /<td>owner@example\.com<br><span class="muted">from [^<]+<\/span><\/td>\s*<td><code>key\.created/)
+  t.match(
+    page.text,
+    '<div><dt>plan</dt><dd>FREE <span aria-label="changed to">→</span> PRO</dd></div>',
+    'field: old → new'
+  )
+  t.match(page.text, '<div><dt>role</dt><dd>member</dd></div>', 'a value made: only the new one')
   t.notMatch(page.text, '<b>', 'everything escaped')
 })
 

@@ -45,6 +45,11 @@ const KEYS_TABLE_FAULTS = `(() => {
   return faults
 })()`
 
+// The audit log's changes whose `field: old → new` takes more than one line.
+const WRAPPED_CHANGES = `[...document.querySelectorAll('dl.change > div')]
+  .filter((el) => el.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(el).lineHeight))
+  .map((el) => el.textContent)`
+
 // The side navigation's height and the page's.
 const SIDE =
   '[document.querySelector(".side")?.getBoundingClientRect().height ?? 0, document.documentElement.scrollHeight]'
@@ -93,6 +98,11 @@ async function run() {
     t.ok((await page.locator('tbody time').count()) >= 5, 'dates in <time>')
     t.equal(await page.locator('tbody tr', { hasText: 'active' }).count(), 4)
     t.same(await page.evaluate(KEYS_TABLE_FAULTS), [])
+  })
+  await t.test('at 1280 the audit log shows each change on a line of its own', async (t) => {
+    await page.goto(`${server.url}/dashboard/audit`)
+    t.ok((await page.locator('dl.change > div').count()) >= 5, 'changes listed')
+    t.same(await page.evaluate(WRAPPED_CHANGES), [])
   })
   t.same(problems, [], 'no script error, dialog or foreign request')
 }
