@@ -61,7 +61,7 @@ button,.button{font:inherit;font-weight:600;border-radius:6px;padding:7px 14px;b
 background:var(--accent);color:var(--accent-text);cursor:pointer;text-decoration:none;display:inline-block}
 button.secondary,.button.secondary{background:transparent;color:var(--text);border-color:var(--line)}
 button.danger{background:transparent;color:var(--danger);border-color:var(--danger)}
-button.small{padding:3px 10px;font-size:13px}
+button.small,.button.small{padding:3px 10px;font-size:13px}
 .notice{border-left:4px solid var(--accent);background:var(--panel);padding:12px 16px;border-radius:6px;
 margin-bottom:18px}
 .notice.warn{border-color:var(--warn)}.notice.error{border-color:var(--danger)}
