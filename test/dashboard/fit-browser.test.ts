@@ -1,7 +1,7 @@
 import t from 'tap'
 import { dashboardPages } from '../../src/dashboard/dashboard.js'
 import type { DashboardDeps } from '../../src/dashboard/page.js'
-import { hasChromium, openBrowser, watchProblems } from '../support/browser.js'
+import { needsChromium, openBrowser, watchProblems } from '../support/browser.js'
 import { PASSWORD } from '../support/dashboard-client.js'
 import { seedDashboard } from '../support/dashboard-seed.js'
 
@@ -107,5 +107,4 @@ async function run() {
   t.same(problems, [], 'no script error, dialog or foreign request')
 }
 
-if (!hasChromium()) t.fail('no /usr/bin/chromium: apt-get install -y chromium (.ci/run does)')
-else await run()
+if (needsChromium(t)) await run()

@@ -24,6 +24,12 @@ try {
   // Not the page that shows the new key: no secret in a committed picture, even a throwaway one.
   await page.goto(`${server.url}/dashboard/keys`)
   await page.screenshot({ path: 'docs/screenshots/keys.png' })
+  const assistant = page.locator('tr', { hasText: 'support assistant' })
+  await assistant.getByRole('link', { name: 'Limits' }).click()
+  await page.screenshot({ path: 'docs/screenshots/key-limits.png' })
+  await page.goto(`${server.url}/dashboard/keys`)
+  await assistant.getByRole('link', { name: 'Rotate' }).click()
+  await page.screenshot({ path: 'docs/screenshots/key-rotate.png' })
   for (const section of ['leads', 'usage', 'team', 'audit', 'account']) {
     await page.goto(`${server.url}/dashboard/${section}`)
     await page.screenshot({ path: `docs/screenshots/${section}.png` })
