@@ -5,6 +5,7 @@ import { otlpHeaders } from './otlp-headers.js'
 import { backupConflict, backupInterval, backupKeep } from './backup-settings.js'
 import { trustedProxies } from './trusted-proxies.js'
 import { aliasWithoutModel, modelAliases } from './model-aliases.js'
+import { pricesFile } from './prices-file.js'
 
 const int = (min: number, max: number) =>
   v.pipe(
@@ -312,6 +313,12 @@ export const settings = {
       'upstream of `STUDIO_UPSTREAM`: ' +
       '`coder=anthropic:claude-sonnet-4-5,openai:gpt-4.1;mini=openai:gpt-4.1-mini,anthropic:claude-haiku-4-5` ' +
       '(an alias without a model for an upstream of the list stops the start)',
+  },
+  STUDIO_PRICES: {
+    schema: pricesFile,
+    doc:
+      'JSON file of upstream model prices adding to or overriding the shipped table: ' +
+      '{"model": {"input", "output", "cache_read", "cache_write"}}, USD per million tokens (docs/spend.md)',
   },
   STUDIO_UPSTREAM_TIMEOUT_MS: {
     schema: int(1, 3_600_000),
