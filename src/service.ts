@@ -18,6 +18,7 @@ import { createQuota } from './quota/quota.js'
 import { postgresStore } from './quota/postgres-store.js'
 import { limitsByPlan } from './quota/plans.js'
 import { createRecorder } from './completions/record-writer.js'
+import { createPrices } from './completions/prices.js'
 import type { CallOptions } from './completions/call.js'
 import { lazyDashboard } from './dashboard/lazy.js'
 import type { DashboardDeps } from './dashboard/page.js'
@@ -144,6 +145,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     upstreams,
     dispatcher,
     recorder,
+    prices: createPrices(config),
     log,
     metrics,
     timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS,

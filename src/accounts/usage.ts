@@ -1,6 +1,7 @@
 import type { Sql } from '../storage/db.js'
 import { type Month, monthOf } from '../quota/month.js'
 import { limitFor, type QuotaLimits } from '../quota/plans.js'
+import { usd } from '../ops/usd.js'
 
 // `studio usage`: per account, one calendar month (UTC): completions answered and failed, tokens, quota used and
 // left. It reads the completions table (one row per upstream call, outcome 'ok' when answered) and quota_usage
@@ -23,6 +24,9 @@ export interface AccountUsage {
   failed: number
   input_tokens: string
   output_tokens: string
+  // Micro-dollars over the calls with a price, as text (a sum past 2⁵³ stays exact); `unpriced` counts those without.
+  cost_micros: string
+  unpriced: number
   quota_used: number
   quota_limit: number | null
   quota_left: number | null
@@ -41,12 +45,14 @@ export async function usageByAccount(
              (select u.email from users u where u.account_id = a.id order by u.created_at, u.id limit 1) as email,
              coalesce(c.completions, 0)::int as completions, coalesce(c.failed, 0)::int as failed,
              coalesce(c.input_tokens, 0)::text as input_tokens, coalesce(c.output_tokens, 0)::text as output_tokens,
+             coalesce(c.cost_micros, 0)::text as cost_micros, coalesce(c.unpriced, 0)::int as unpriced,
              coalesce(q.used, 0)::int as quota_used
       from accounts a
       left join (
         select account_id, count(*) filter (where outcome = 'ok') as completions,
                count(*) filter (where outcome <> 'ok') as failed,
-               sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens
+               sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+               sum(cost_micros) as cost_micros, count(*) filter (where cost_micros is null) as unpriced
         from completions where created_at >= ${month.start} and created_at < ${month.end} group by account_id
       ) c on c.account_id = a.id
       left join quota_usage q on q.account_id = a.id and q.month = ${month.month}::date
@@ -79,13 +85,17 @@ export interface KeyUsage {
   failed: number
   input_tokens: string
   output_tokens: string
+  cost_micros: string
+  unpriced: number
 }
 
 export const usageByKey = (sql: Sql, accountId: string, month: Month) => sql<KeyUsage[]>`
   select c.key_prefix, k.name, count(*) filter (where c.outcome = 'ok')::int as completions,
          count(*) filter (where c.outcome <> 'ok')::int as failed,
          coalesce(sum(c.input_tokens), 0)::text as input_tokens,
-         coalesce(sum(c.output_tokens), 0)::text as output_tokens
+         coalesce(sum(c.output_tokens), 0)::text as output_tokens,
+         coalesce(sum(c.cost_micros), 0)::text as cost_micros,
+         count(*) filter (where c.cost_micros is null)::int as unpriced
   from completions c left join api_keys k on k.prefix = c.key_prefix
   where c.account_id = ${accountId} and c.created_at >= ${month.start} and c.created_at < ${month.end}
   group by c.key_prefix, k.name order by count(*) desc, c.key_prefix`
@@ -105,3 +115,11 @@ export const usageByUpstream = (sql: Sql, month: Month, accountId?: string) => s
   where c.created_at >= ${month.start} and c.created_at < ${month.end}
     ${accountId ? sql`and c.account_id = ${accountId}` : sql``}
   group by 1, 2 order by 1, 2`
+
+// Spend as the views show it: USD over the priced calls, and how many calls had no price (their model was in neither
+// the price table nor STUDIO_PRICES, or the upstream sent no usage): never a zero that was not free.
+export function spendText(u: { cost_micros: string; unpriced: number; completions: number; failed: number }) {
+  if (u.unpriced === 0) return usd(u.cost_micros)
+  if (u.unpriced === u.completions + u.failed) return 'no price'
+  return `${usd(u.cost_micros)} + ${u.unpriced} no price`
+}

@@ -129,6 +129,13 @@ export const CompletionResponse = v.pipe(
       cache_read_input_tokens: count,
       cache_creation_input_tokens: count,
     }),
+    cost_usd: v.pipe(
+      v.nullable(v.pipe(v.string(), v.regex(/^\d+\.\d{6}$/))),
+      v.description(
+        "What the call cost in USD (a decimal string, to the micro-dollar) from the upstream's usage and the price " +
+          'table; null when its model has no price or the upstream sent no usage.'
+      )
+    ),
   }),
   v.title('CompletionResponse')
 )

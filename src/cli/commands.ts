@@ -1,6 +1,6 @@
 import { saveUser, setPlan } from '../accounts/user-save.js'
 import { createSigninLink, newSigninLink } from '../accounts/signin-links.js'
-import { usageByAccount, usageByUpstream, usageMonth } from '../accounts/usage.js'
+import { spendText, usageByAccount, usageByUpstream, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
 import { baseUrl } from '../ops/listen.js'
@@ -112,10 +112,10 @@ export const commands: Command[] = [
     args: '[--month YYYY-MM] [--by upstream]',
     help:
       'per account, this month (UTC) or the one named: completions answered and failed,\ninput and output tokens, ' +
-      'quota used, limit and left; --by upstream: calls sent to each upstream and failed',
+      'cost in USD ("no price" for calls without one), quota used, limit and left; --by upstream: calls sent to each upstream and failed',
     manual:
       'per account, this calendar month (UTC) or the one named: completions answered and failed, input and ' +
-      'output tokens, quota used, limit and left (tab-separated, with a header line); `--by upstream`: per ' +
+      'output tokens, cost in USD (`no price` for calls without one), quota used, limit and left (tab-separated, with a header line); `--by upstream`: per ' +
       'account and upstream, the calls sent (every attempt of a fallback list) and how many failed',
     run: ({ values, io, config, database }) => {
       const month = usageMonth(values.month ?? Date.now())
@@ -133,7 +133,7 @@ export const commands: Command[] = [
         }
         printTable(
           io,
-          ['ACCOUNT', 'PLAN', 'USER', 'COMPLETIONS', 'FAILED', 'INPUT_TOKENS', 'OUTPUT_TOKENS'].concat([
+          ['ACCOUNT', 'PLAN', 'USER', 'COMPLETIONS', 'FAILED', 'INPUT_TOKENS', 'OUTPUT_TOKENS', 'COST_USD'].concat([
             'QUOTA_USED',
             'QUOTA_LIMIT',
             'QUOTA_LEFT',
@@ -146,6 +146,7 @@ export const commands: Command[] = [
             r.failed,
             r.input_tokens,
             r.output_tokens,
+            spendText(r),
             r.quota_used,
             limit(r.quota_limit),
             limit(r.quota_left),

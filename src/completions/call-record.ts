@@ -15,15 +15,19 @@ interface Used {
 }
 
 // How a call went: one row of the completions table (written in batches by record-writer.ts) and the upstream metrics.
-export function recordCompletion(c: CompletionContext, outcome: string, call: Call, used?: Used) {
+// Returns its cost in micro-dollars: null when its model has no price or the upstream did not say what it used; a call
+// that failed before any usage costs what its priced zero tokens do.
+export function recordCompletion(c: CompletionContext, outcome: string, call: Call, used?: Used): number | null {
   const { principal } = c.x
   const last = c.tries.at(-1)
+  const model = last?.model ?? c.upstreamModel
+  const cost = used?.usageSeen === false ? null : c.deps.prices.costMicros(model, used?.usage ?? NONE)
   c.deps.metrics?.upstream(outcome, (performance.now() - c.t0) / 1000)
   c.deps.recorder.record({
     account_id: principal.accountId,
     key_prefix: principal.prefix,
     model_alias: c.alias,
-    upstream_model: last?.model ?? c.upstreamModel,
+    upstream_model: model,
     input_tokens: used?.usage.input_tokens ?? 0,
     output_tokens: used?.usage.output_tokens ?? 0,
     cache_read_input_tokens: used?.usage.cache_read_input_tokens ?? 0,
@@ -36,8 +40,12 @@ export function recordCompletion(c: CompletionContext, outcome: string, call: Ca
     tries: c.tries,
     created_at: new Date(),
     usage_missing: used?.usageSeen === false,
+    cost_micros: cost,
   })
+  return cost
 }
+
+const NONE: Usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }
 
 // The completions table's outcome for a call whose unit was refused while the call was under way.
 export const refusedOutcome = (e: unknown) =>

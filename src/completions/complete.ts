@@ -4,6 +4,7 @@ import type { Alias, Attempted, CallBody } from './call.js'
 import type { CompletionsDeps } from './completions.js'
 import type { CallerProtocol, CompletionContext } from './context.js'
 import { recordCompletion, refusedOutcome } from './call-record.js'
+import { usd } from '../ops/usd.js'
 import { callFailed } from './call-failed.js'
 import { CallAbort } from './abort.js'
 import { streamCompletion } from './stream-complete.js'
@@ -100,8 +101,11 @@ async function answerWhole(c: CompletionContext, call: CallBody): Promise<Reply>
     recordCompletion(c, refusedOutcome(refused), r, completion)
     throw refused
   }
-  recordCompletion(c, 'ok', r, completion)
+  const cost = recordCompletion(c, 'ok', r, completion)
   const timing = `upstream;dur=${upstreamMs.toFixed(1)}, total;dur=${(performance.now() - c.x.started).toFixed(1)}`
-  const body = c.caller ? c.caller.whole(r.protocol, r.body) : completion
-  return { status: 200, body, headers: { 'server-timing': timing } }
+  const cost_usd = cost === null ? null : usd(cost)
+  const body = c.caller ? c.caller.whole(r.protocol, r.body) : { ...completion, cost_usd }
+  const headers: Record<string, string> = { 'server-timing': timing }
+  if (cost_usd !== null) headers['x-studio-cost-usd'] = cost_usd
+  return { status: 200, body, headers }
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/service-metrics.js'
 import type { Quota } from '../quota/quota.js'
 import type { Recorder } from './record-writer.js'
+import type { Prices } from './prices.js'
 import { CompletionDelta, CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
 import type { Upstreams } from './fallback.js'
@@ -16,6 +17,7 @@ export interface CompletionsDeps {
   upstreams: Upstreams
   dispatcher: Transport
   recorder: Recorder
+  prices: Prices
   log: Logger
   timeoutMs: number
   backoff?: CallOptions['backoff']
@@ -37,7 +39,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       200: {
         description: 'The completion (`application/json`), or with `stream: true` its server-sent events',
         schema: CompletionResponse,
-        headers: { 'Server-Timing': SERVER_TIMING },
+        headers: { 'Server-Timing': SERVER_TIMING, 'x-studio-cost-usd': costHeader },
         events: { description: EVENTS, data: { delta: CompletionDelta, done: CompletionResponse }, errors: ERRORS },
       },
     },
@@ -50,3 +52,10 @@ const EVENTS =
   'once, last) or `error` (the Error body, when the call fails after the stream began); `: ping` comments keep ' +
   'the connection while nothing else is sent. Errors before the first event are ordinary JSON answers.'
 const ERRORS: ErrorCode[] = ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'service_unavailable']
+
+const costHeader = {
+  description:
+    "What the whole answer cost in USD, a decimal string to the micro-dollar, from the upstream's usage and the price " +
+    "table; absent when the model has no price (a stream's cost is its `done` event's `cost_usd`).",
+  schema: { type: 'string' },
+}

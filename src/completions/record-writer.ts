@@ -19,6 +19,7 @@ interface CompletionRecord {
   tries: { upstream: string; model: string; outcome: string; latency_ms: number }[]
   created_at: Date
   usage_missing: boolean
+  cost_micros: number | null
 }
 
 // Each column with its type, in the table's order: the rows go as one parameter (storage/recordset.ts).
@@ -39,6 +40,7 @@ const completions = recordset<CompletionRecord>({
   tries: 'jsonb',
   created_at: 'timestamptz',
   usage_missing: 'boolean',
+  cost_micros: 'bigint',
 })
 
 const insert = (sql: Sql, rows: CompletionRecord[]) =>

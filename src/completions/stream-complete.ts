@@ -5,6 +5,7 @@ import type { Attempted, CallBody } from './call.js'
 import type { CompletionContext } from './context.js'
 import { callFailed } from './call-failed.js'
 import { recordCompletion, refusedOutcome } from './call-record.js'
+import { usd } from '../ops/usd.js'
 import { SseReply } from './sse-reply.js'
 import { UpstreamStream, UpstreamStreamError } from './stream.js'
 
@@ -81,13 +82,15 @@ export async function streamCompletion(c: CompletionContext, call: CallBody): Pr
     else reply.error(errorBody(broken.api))
     return { status: 200 }
   }
-  recordCompletion(c, 'ok', r, streamed)
-  // A caller's protocol's stream has had its last event (the relay wrote it).
+  const cost = recordCompletion(c, 'ok', r, streamed)
+  const cost_usd = cost === null ? null : usd(cost)
+  // A caller's protocol's stream has had its last event (the relay wrote it): the cost follows as a comment, which
+  // the SDKs skip.
   if (c.caller) {
-    reply.end('')
+    reply.end(cost_usd === null ? '' : `: x-studio-cost-usd ${cost_usd}\n\n`)
     return { status: 200 }
   }
   const { model, stop_reason, usage } = streamed
-  reply.done(JSON.stringify({ model, content: upstream.content, stop_reason, usage }))
+  reply.done(JSON.stringify({ model, content: upstream.content, stop_reason, usage, cost_usd }))
   return { status: 200 }
 }

@@ -2,6 +2,7 @@ import {
   type DayUsage,
   type KeyUsage,
   type UpstreamUsage,
+  spendText,
   usageByAccount,
   usageByDay,
   usageByKey,
@@ -49,10 +50,10 @@ const keyTable = (keys: KeyUsage[]) =>
   keys.length
     ? html`<div class="table-wrap scroll-x"><table><thead><tr><th>Key</th><th class="num">Completions</th>
 <th class="num">Failed</th>
-<th class="num">Tokens in</th><th class="num">Tokens out</th></tr></thead><tbody>${keys.map(
+<th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Cost (USD)</th></tr></thead><tbody>${keys.map(
         (k) => html`<tr><td>${k.name ?? '—'} <code>${k.key_prefix}</code></td><td class="num">${fmt(k.completions)}</td>
 <td class="num">${fmt(k.failed)}</td><td class="num">${fmt(k.input_tokens)}</td>
-<td class="num">${fmt(k.output_tokens)}</td></tr>`
+<td class="num">${fmt(k.output_tokens)}</td><td class="num">${spendText(k)}</td></tr>`
       )}</tbody></table></div>`
     : html`<div class="table-wrap">${empty(
         'No completions this month',
@@ -102,7 +103,8 @@ async function usagePage(deps: DashboardDeps, ctx: PageCtx) {
       u.quota_left === null ? '' : html` · ${fmt(u.quota_left)} remaining`
     } · resets ${month.end.toISOString().slice(0, 10)}</p></div>
 <div class="stats">${stat(fmt(u.completions), 'completions')}${stat(fmt(u.failed), 'failed calls')}
-${stat(fmt(u.input_tokens), 'tokens in')}${stat(fmt(u.output_tokens), 'tokens out')}</div>
+${stat(fmt(u.input_tokens), 'tokens in')}${stat(fmt(u.output_tokens), 'tokens out')}
+${stat(spendText(u), 'spent (USD)')}</div>
 <div class="card"><h2>Completions per day</h2>${dayChart(month, days)}</div>
 <h2>By key</h2>${keyTable(keys)}${upstreamTable(upstreams)}`
   )

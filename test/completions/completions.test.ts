@@ -54,6 +54,7 @@ t.test('anthropic: what is sent and what the caller gets', async (t) => {
     content: 'Hello, world',
     stop_reason: 'end_turn',
     usage: { input_tokens: 12, output_tokens: 5, cache_read_input_tokens: 3, cache_creation_input_tokens: 0 },
+    cost_usd: '0.000112',
   })
   t.match(r.headers.get('server-timing'), /^upstream;dur=\d+(\.\d+)?, total;dur=\d+(\.\d+)?$/)
   t.equal(anthropic.seen.length, 1)
@@ -370,6 +371,7 @@ t.test('openai-compatible upstream', async (t) => {
     content: 'Hi there',
     stop_reason: 'max_tokens',
     usage: { input_tokens: 12, output_tokens: 7, cache_read_input_tokens: 8, cache_creation_input_tokens: 0 },
+    cost_usd: null,
   })
   const [call] = oa.seen
   t.equal(call.path, '/v1/chat/completions')

@@ -74,9 +74,11 @@ t.test('happy', async (t) => {
       content: 'Say hello to the echo',
       stop_reason: 'end_turn',
       usage: { input_tokens: 7, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+      cost_usd: '0.000000',
     })
     const row = await recorded(s, key)
     t.match(row, { upstream: 'echo', upstream_model: 'echo', outcome: 'ok', input_tokens: 7, output_tokens: 5 })
+    t.equal(row.cost_micros, '0', 'echo is free: 0, a price')
     t.equal(await used(s, key), 1)
   })
 
@@ -100,6 +102,7 @@ t.test('happy', async (t) => {
         content: 'one two three',
         stop_reason: 'max_tokens',
         usage: { input_tokens: 4, output_tokens: 3, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+        cost_usd: '0.000000',
       },
     })
     t.match(await recorded(s, key), { upstream: 'echo', outcome: 'ok', output_tokens: 3 })

@@ -184,6 +184,9 @@ class Completion:
     """The generated text."""
     stop_reason: str | None
     usage: Usage
+    cost_usd: str | None
+    """What the call cost in USD (a decimal string, to the micro-dollar) from the upstream's usage and the price
+    table; null when its model has no price or the upstream sent no usage."""
     _request_id: str | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -193,6 +196,7 @@ class Completion:
             content=data["content"],
             stop_reason=data["stop_reason"],
             usage=Usage.from_json(data["usage"]),
+            cost_usd=data["cost_usd"],
             _request_id=request_id,
         )
 
