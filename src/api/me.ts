@@ -1,12 +1,13 @@
 import { unauthorized, type KeyStore, type Principal } from '../accounts/auth.js'
 import { callerOf } from '../accounts/caller.js'
+import { spendOf } from '../accounts/spend.js'
 import { BASE, route, type Route } from '../http/route.js'
 import type { Quota } from '../quota/quota.js'
 import type { Sql } from '../storage/db.js'
 import { MeCache } from './me-cache.js'
 import { Caller } from './schemas.js'
 
-// GET /api/v1/me: the caller and their account's plan and quota.
+// GET /api/v1/me: the caller and their account's plan, quota and spend.
 export function meRoute(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountChange'>): Route {
   const me = createMe(sql, quota, keys)
   return route({
@@ -33,13 +34,14 @@ function createMe(sql: Sql, quota: Quota, keys: Pick<KeyStore, 'onAccountChange'
   keys.onAccountChange(drop)
 
   async function load(principal: Principal, who: string, now: number) {
-    const [caller, used] = await Promise.all([
+    const [caller, used, spend] = await Promise.all([
       callerOf(sql, principal.accountId, principal.userId),
       quota.used(principal.accountId),
+      spendOf(sql, principal.accountId, quota.month()),
     ])
     if (!caller) throw unauthorized()
     const status = quota.status(caller.plan, used)
-    const json = JSON.stringify({ user: caller.user, plan: caller.plan, quota: status })
+    const json = JSON.stringify({ user: caller.user, plan: caller.plan, quota: status, spend })
     cache.set(principal.accountId, who, { until: now + ME_TTL_MS, monthEnds: Date.parse(status.resets_at), json })
     return { status: 200, json }
   }

@@ -52,6 +52,22 @@ const Quota = v.pipe(
   v.description('Monthly AI quota of the account; one unit is one completion the upstream answered.')
 )
 
+const decimal = v.pipe(v.string(), v.regex(/^\d+\.\d{6}$/))
+const dollars = (what: string) => v.pipe(decimal, v.description(what))
+const Spend = v.pipe(
+  v.object({
+    budget: v.pipe(v.nullable(decimal), v.description("The month's budget in USD; null when none is set.")),
+    spent: dollars("USD the account's completions cost this month, at the price table's prices."),
+    reserved: dollars('USD held for calls under way against the budget.'),
+    remaining: v.pipe(v.nullable(decimal), v.description('USD left of the budget; null when none is set.')),
+    resets_at: v.pipe(v.string(), v.isoTimestamp(), v.description('Start of the next calendar month, UTC.')),
+  }),
+  v.description(
+    "The account's spend this calendar month (UTC), as USD decimal strings to the micro-dollar (docs/spend.md); " +
+      'calls whose model has no price are not in it.'
+  )
+)
+
 export const Caller = v.pipe(
   v.object({
     user: v.pipe(
@@ -60,6 +76,7 @@ export const Caller = v.pipe(
     ),
     plan: v.picklist(PLANS),
     quota: Quota,
+    spend: Spend,
   }),
   v.title('Caller')
 )
@@ -130,7 +147,7 @@ export const CompletionResponse = v.pipe(
       cache_creation_input_tokens: count,
     }),
     cost_usd: v.pipe(
-      v.nullable(v.pipe(v.string(), v.regex(/^\d+\.\d{6}$/))),
+      v.nullable(decimal),
       v.description(
         "What the call cost in USD (a decimal string, to the micro-dollar) from the upstream's usage and the price " +
           'table; null when its model has no price or the upstream sent no usage.'

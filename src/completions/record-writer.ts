@@ -43,9 +43,15 @@ const completions = recordset<CompletionRecord>({
   cost_micros: 'bigint',
 })
 
+// The rows, and their cost added to each account's month in account_spend by the same statement (in key order, so
+// that two processes' batches lock the accounts' rows in one order).
 const insert = (sql: Sql, rows: CompletionRecord[]) =>
-  sql`insert into completions (${sql.unsafe(completions.names)})
-    select ${sql.unsafe(completions.names)} from ${completions.from(sql, rows)}`
+  sql`with r as (select * from ${completions.from(sql, rows)}),
+    written as (insert into completions (${sql.unsafe(completions.names)}) select ${sql.unsafe(completions.names)} from r)
+    insert into account_spend as s (account_id, month, spent_micros)
+    select account_id, date_trunc('month', created_at at time zone 'UTC')::date, sum(cost_micros)
+    from r where cost_micros is not null group by 1, 2 order by 1, 2
+    on conflict (account_id, month) do update set spent_micros = s.spent_micros + excluded.spent_micros`
 
 export interface Recorder {
   record(row: CompletionRecord): void

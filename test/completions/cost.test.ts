@@ -182,3 +182,20 @@ t.test('studio usage sums the priced calls in USD', async (t) => {
   const line = usage.out.find((l) => l.startsWith(account_id))!.split('\t')
   t.equal(line[header.indexOf('COST_USD')], usd(3 * ANTHROPIC_COST))
 })
+
+t.test("GET /me's spend: this month's cost of the account's calls, no budget", async (t) => {
+  const key = await s.key()
+  const me = async () => ((await (await s.fetch('/api/v1/me', { key })).json()) as any).spend
+  const before = await me()
+  t.match(before, { budget: null, spent: '0.000000', reserved: '0.000000', remaining: null })
+  t.equal(new Date(before.resets_at).getUTCDate(), 1)
+  await s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: hello })
+  anthropic.next(json(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }))
+  await s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: hello })
+  const spent = usd(ANTHROPIC_COST + OPENAI_COST)
+  t.equal(await eventually(async () => (await me()).spent === spent && spent, { what: 'spent' }), spent)
+  const prefix = key.split('_')[1]
+  const [row] = await s.db.sql`
+    select s.spent_micros::text as spent from account_spend s join api_keys k using (account_id) where k.prefix = ${prefix}`
+  t.equal(Number(row.spent), ANTHROPIC_COST + OPENAI_COST)
+})

@@ -336,6 +336,22 @@ export interface components {
                  */
                 resets_at: string;
             };
+            /** @description The account's spend this calendar month (UTC), as USD decimal strings to the micro-dollar (docs/spend.md); calls whose model has no price are not in it. */
+            spend: {
+                /** @description The month's budget in USD; null when none is set. */
+                budget: string | null;
+                /** @description USD the account's completions cost this month, at the price table's prices. */
+                spent: string;
+                /** @description USD held for calls under way against the budget. */
+                reserved: string;
+                /** @description USD left of the budget; null when none is set. */
+                remaining: string | null;
+                /**
+                 * Format: date-time
+                 * @description Start of the next calendar month, UTC.
+                 */
+                resets_at: string;
+            };
         };
         /** CompletionResponse */
         CompletionResponse: {

@@ -141,12 +141,42 @@ class Quota:
 
 
 @dataclass(frozen=True)
+class Spend:
+    """The account's spend this calendar month (UTC), as USD decimal strings to the micro-dollar (docs/spend.md);
+    calls whose model has no price are not in it."""
+
+    budget: str | None
+    """The month's budget in USD; null when none is set."""
+    spent: str
+    """USD the account's completions cost this month, at the price table's prices."""
+    reserved: str
+    """USD held for calls under way against the budget."""
+    remaining: str | None
+    """USD left of the budget; null when none is set."""
+    resets_at: str
+    """Start of the next calendar month, UTC."""
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Spend:
+        return cls(
+            budget=data["budget"],
+            spent=data["spent"],
+            reserved=data["reserved"],
+            remaining=data["remaining"],
+            resets_at=data["resets_at"],
+        )
+
+
+@dataclass(frozen=True)
 class Caller:
     user: User | None
     """The user the key belongs to; null for a key issued to the account alone."""
     plan: Plan
     quota: Quota
     """Monthly AI quota of the account; one unit is one completion the upstream answered."""
+    spend: Spend
+    """The account's spend this calendar month (UTC), as USD decimal strings to the micro-dollar (docs/spend.md);
+    calls whose model has no price are not in it."""
     _request_id: str | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -155,6 +185,7 @@ class Caller:
             user=None if (v := data["user"]) is None else User.from_json(v),
             plan=data["plan"],
             quota=Quota.from_json(data["quota"]),
+            spend=Spend.from_json(data["spend"]),
             _request_id=request_id,
         )
 
