@@ -319,6 +319,12 @@ export const settings = {
     doc:
       'JSON file of upstream model prices adding to or overriding the shipped table: ' +
       '{"model": {"input", "output", "cache_read", "cache_write"}}, USD per million tokens (docs/spend.md)',
+    group: 'ai',
+    manual:
+      'a JSON file of upstream model prices that adds to or overrides the shipped table: an object mapping a model ' +
+      'as the service sends it upstream to `{"input", "output", "cache_read", "cache_write"}`, USD per million ' +
+      'tokens (0 is a price, for a free or local model); a bad file stops the start with one line naming the entry ' +
+      '(see "The price table")',
   },
   STUDIO_UPSTREAM_TIMEOUT_MS: {
     schema: int(1, 3_600_000),

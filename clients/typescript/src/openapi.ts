@@ -366,6 +366,8 @@ export interface components {
                 cache_read_input_tokens: number;
                 cache_creation_input_tokens: number;
             };
+            /** @description What the call cost in USD (a decimal string, to the micro-dollar) from the upstream's usage and the price table; null when its model has no price or the upstream sent no usage. */
+            cost_usd: string | null;
         };
         /** CompletionDelta */
         CompletionDelta: {
@@ -959,6 +961,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a stream, up to the upstream's first event). */
                     "Server-Timing"?: string;
+                    /** @description What the whole answer cost in USD, a decimal string to the micro-dollar, from the upstream's usage and the price table; absent when the model has no price (a stream's cost is its `done` event's `cost_usd`). */
+                    "x-studio-cost-usd"?: string;
                     /** @description On a stream: `no`, so that a proxy (nginx) passes each event on as it comes. */
                     "X-Accel-Buffering"?: "no";
                     [name: string]: unknown;
