@@ -1,6 +1,6 @@
 import { ApiError } from '../http/errors.js'
 import { leadsCsv } from '../leads/csv.js'
-import { findLead, LEAD_COLUMNS, type LeadFilter, leadFilter, leadsPage } from '../leads/search.js'
+import { type ExtraFields, findLead, LEAD_COLUMNS, type LeadFilter, leadFilter, leadsPage } from '../leads/search.js'
 import { SPAM_KEEP_DAYS } from '../leads/spam.js'
 import { html } from './html.js'
 import { empty, page, when } from './layout.js'
@@ -64,7 +64,7 @@ ${next ? html`<a class="button secondary" href="${next}">Older leads →</a>` : 
 async function leadDetail(deps: DashboardDeps, ctx: PageCtx) {
   const lead = await findLead(deps.sql, ctx.user.accountId, ctx.params.id)
   if (!lead) throw new ApiError({ code: 'not_found', message: 'There is no such lead in your account.' })
-  const fields = LEAD_COLUMNS.filter((c) => c !== 'created_at').map(
+  const fields = LEAD_COLUMNS.filter((c) => c !== 'created_at' && c !== 'fields').map(
     (c) =>
       html`<dt>${c === 'key_prefix' ? 'created with key' : c.replace('_', ' ')}</dt><dd>${
         c === 'key_prefix' ? html`${lead.key_name ?? 'unnamed'} <code>${lead[c]}</code>` : (lead[c] ?? '—')
@@ -78,9 +78,17 @@ async function leadDetail(deps: DashboardDeps, ctx: PageCtx) {
 <p class="lead">Received ${when(lead.created)} UTC${
       lead.spam ? html` · <span class="badge revoked">spam</span> (its honeypot field was filled)` : ''
     }</p>
-<div class="card"><dl class="fields">${fields}</dl></div>`
+<div class="card"><dl class="fields">${fields}</dl></div>${extraFields(lead.fields)}`
   )
 }
+
+// What the form sent beyond the named fields, each under its own name.
+const extraFields = (extra: ExtraFields) =>
+  extra && Object.keys(extra).length
+    ? html`<h2>Other fields</h2><div class="card"><dl class="fields">${Object.entries(extra).map(
+        ([name, value]) => html`<dt>${name}</dt><dd>${value || '—'}</dd>`
+      )}</dl></div>`
+    : ''
 
 // Streamed as it is read.
 const exportCsv = (deps: DashboardDeps, ctx: PageCtx) =>

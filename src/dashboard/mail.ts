@@ -5,7 +5,7 @@ import { mailIsOn } from '../ops/config.js'
 import { html, type Value } from './html.js'
 import type { DashboardDeps } from './page.js'
 
-// What the service's mails say: a new lead (every field, as plain text and as simple HTML where every value is
+// What the service's mails say: a new lead (every field, the extra ones under their own names, as plain text and as simple HTML where every value is
 // escaped by html.ts, and a link to the lead in the dashboard), a disabled webhook endpoint, and a sign-in link or an
 // invitation.
 
@@ -56,7 +56,8 @@ export const leadMail =
   (dashboard: () => string | null) =>
   (lead: Lead): MailMessage => {
     const open = openInDashboard(dashboard, `leads/${lead.id}`)
-    const rows = FIELDS.map(([label, of]) => [label, of(lead)] as const).filter(([, v]) => v)
+    const named = FIELDS.map(([label, of]) => [label, of(lead)] as const)
+    const rows = [...named, ...Object.entries(lead.fields ?? {})].filter(([, v]) => v)
     const text = [
       'A new lead arrived through the Studio API.',
       '',

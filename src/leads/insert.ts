@@ -17,6 +17,8 @@ export interface NewLead {
   locale?: string
   source?: string
   utm?: { source?: string; medium?: string; campaign?: string }
+  // What the form sent beyond the named fields, by name.
+  fields?: Record<string, string>
   // The honeypot: a form field hidden from people. Filled in, the lead is kept as spam (see spam.ts).
   website?: string
 }
@@ -109,6 +111,7 @@ const rowOf = ({ id, owner, lead, key, hash }: LeadToInsert) => ({
   utm_source: lead.utm?.source,
   utm_medium: lead.utm?.medium,
   utm_campaign: lead.utm?.campaign,
+  fields: lead.fields,
   idempotency_key: key,
   request_sha256: key === undefined ? undefined : (hash ?? requestHash(lead)).toString('hex'),
   spam: isSpam(lead),
@@ -132,6 +135,7 @@ const newLeads = recordset<ReturnType<typeof rowOf>>({
   utm_source: 'text',
   utm_medium: 'text',
   utm_campaign: 'text',
+  fields: 'jsonb',
   idempotency_key: 'text',
   request_sha256: 'text',
   spam: 'boolean',

@@ -21,8 +21,11 @@ export const LEAD_COLUMNS = [
   'utm_medium',
   'utm_campaign',
   'key_prefix',
+  'fields',
 ] as const
 export type LeadRecord = Record<(typeof LEAD_COLUMNS)[number], string | null>
+// A lead's extra fields as read from its row (null: none).
+export type ExtraFields = Record<string, string> | null
 
 // A case-insensitive substring of name, email, company or message, and the first and last days (YYYY-MM-DD, UTC),
 // each '' when not filtered on; and which leads: those kept as spam (their honeypot filled), or by default the others.
@@ -90,7 +93,13 @@ export async function leadsPage(sql: Sql, accountId: string, f: LeadFilter, afte
 // The account's lead `id` with the name of the key that sent it, or null.
 export async function findLead(sql: Sql, accountId: string, id: string) {
   if (!isUuid(id)) return null
-  const [lead] = await sql<(LeadRecord & { created: Date; key_name: string | null; spam: boolean })[]>`
+  type Found = Omit<LeadRecord, 'fields'> & {
+    fields: ExtraFields
+    created: Date
+    key_name: string | null
+    spam: boolean
+  }
+  const [lead] = await sql<Found[]>`
     select l.*, l.created_at as created, k.name as key_name from leads l left join api_keys k on k.prefix = l.key_prefix
     where l.id = ${id} and l.account_id = ${accountId}`
   return lead ?? null

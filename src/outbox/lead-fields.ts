@@ -51,6 +51,27 @@ export const Email = v.pipe(
   v.metadata({ format: 'email', pattern: PATTERNS.email })
 )
 
+// A lead's extra fields: what a form sent beyond the named ones, kept as sent. Bounded so that a lead stays a lead.
+const MAX_EXTRA_FIELDS = 50
+const MAX_EXTRA_NAME = 64
+const MAX_EXTRA_VALUE = 10_000
+const ExtraFields = v.pipe(
+  v.record(
+    v.pipe(
+      v.string(),
+      v.minLength(1, 'a field name must not be empty'),
+      v.maxLength(MAX_EXTRA_NAME, `a field name must be at most ${MAX_EXTRA_NAME} characters`),
+      v.check((s) => !s.includes('\u0000') && s.isWellFormed(), 'a field name must be well-formed text without NUL')
+    ),
+    text(MAX_EXTRA_VALUE)
+  ),
+  v.check((r) => Object.keys(r).length <= MAX_EXTRA_FIELDS, `must have at most ${MAX_EXTRA_FIELDS} fields`),
+  v.description(
+    `Any other fields of the form, by name (a flat map of strings: at most ${MAX_EXTRA_FIELDS} fields, names up to ` +
+      `${MAX_EXTRA_NAME} characters, values up to ${MAX_EXTRA_VALUE} characters).`
+  )
+)
+
 export const LEAD_FIELDS = {
   name: v.pipe(required(200), v.description('Name of the person asking.')),
   email: v.pipe(Email, v.description('Where to answer.')),
@@ -68,4 +89,5 @@ export const LEAD_FIELDS = {
       campaign: v.optional(text(200)),
     })
   ),
+  fields: v.optional(ExtraFields),
 }

@@ -62,6 +62,7 @@ const lead = {
   locale: 'en-US',
   source: 'landing',
   utm: { source: 'newsletter', medium: 'email', campaign: 'fall' },
+  fields: { 'team size': '12', heard: '' },
 }
 
 t.test('POST /leads stores every field and answers 201', async (t) => {
@@ -85,6 +86,7 @@ t.test('POST /leads stores every field and answers 201', async (t) => {
     utm_source: 'newsletter',
     utm_medium: 'email',
     utm_campaign: 'fall',
+    fields: { 'team size': '12', heard: '' },
   })
   t.equal(row.account_id, row.key_account)
   t.equal(row.created_at.toISOString(), body.createdAt)
@@ -98,8 +100,8 @@ t.test('POST /leads with only the required fields', async (t) => {
   })
   t.equal(r.status, 201)
   const { id } = (await r.json()) as { id: string }
-  const [row] = await sql`select phone, utm_source from leads where id = ${id}`
-  t.same(row, { phone: null, utm_source: null })
+  const [row] = await sql`select phone, utm_source, fields from leads where id = ${id}`
+  t.same(row, { phone: null, utm_source: null, fields: null })
 })
 
 t.test('what JSON Schema takes is taken: lengths in code points, addresses format: email accepts', async (t) => {
@@ -137,6 +139,22 @@ const rules: [string, Record<string, unknown>, string, RegExp][] = [
   ['NUL in a string', { message: 'a\u0000b' }, 'message', /NUL/],
   ['lone surrogate', { company: 'a\ud800b' }, 'company', /Unicode/],
   ['optional field null', { budget: null }, 'budget', /string/],
+  ['fields not an object', { fields: 'x' }, 'fields', /object/i],
+  ['a field not a string', { fields: { size: 12 } }, 'fields.size', /string/],
+  ['a field nested', { fields: { size: { n: '1' } } }, 'fields.size', /string/],
+  [
+    'a field name too long',
+    { fields: { ['n'.repeat(65)]: 'x' } },
+    `fields.${'n'.repeat(65)}`,
+    /field name must be at most 64/,
+  ],
+  ['a field value too long', { fields: { size: 'x'.repeat(10_001) } }, 'fields.size', /at most 10000/],
+  [
+    'too many fields',
+    { fields: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`f${i}`, 'x'])) },
+    'fields',
+    /at most 50 fields/,
+  ],
 ]
 for (const [name, patch, path, message] of rules) {
   t.test(`422 invalid_request: ${name}`, async (t) => {

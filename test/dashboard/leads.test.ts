@@ -24,7 +24,13 @@ async function created(res: Promise<Response>) {
   return r
 }
 for (let i = 0; i < 120; i++) await created(lead(i))
-await created(lead(1000, { company: 'Needle Corp', utm: { source: 'news', campaign: 'fall' } }))
+await created(
+  lead(1000, {
+    company: 'Needle Corp',
+    utm: { source: 'news', campaign: 'fall' },
+    fields: { 'team size': '12', '<i>x</i>': HOSTILE },
+  })
+)
 await created(lead(2000, { name: '=HYPERLINK("http://evil")', message: 'line one\n"quoted", comma' }))
 const hostile = await created(
   lead(3000, {
@@ -78,6 +84,9 @@ t.test('the detail page: every field, the UTM values, the key', async (t) => {
   t.equal(page.status, 200)
   for (const text of ['Needle Corp', 'lead1000@example.com', 'news', 'fall', key.split('_')[1], 'site form'])
     t.match(page.text, text)
+  t.match(page.text, '<dt>team size</dt><dd>12</dd>', 'an extra field under its own name')
+  t.match(page.text, '<dt>&lt;i&gt;x&lt;/i&gt;</dt>', 'its name escaped')
+  t.notMatch(page.text, '<img src=x', 'its value escaped')
   t.equal((await owner.get('/dashboard/leads/00000000-0000-0000-0000-000000000000')).status, 404)
   t.equal((await owner.get('/dashboard/leads/not-a-uuid')).status, 404)
 })
@@ -103,7 +112,10 @@ t.test('CSV export: every filtered lead, quoted, formulas defused', async (t) =>
   t.match(text, `"line one\n""quoted"", comma"`)
   t.equal(text.split('\r\n').filter((l) => /^[\da-f]{8}-/.test(l)).length, 123)
   const filtered = await fetch(`${server.url}/dashboard/leads.csv?q=needle`, { headers: { cookie: owner.cookie } })
-  t.equal((await filtered.text()).trim().split('\r\n').length, 2)
+  const needle = (await filtered.text()).trim().split('\r\n')
+  t.equal(needle.length, 2)
+  t.match(needle[0], /,key_prefix,fields$/)
+  t.match(needle[1], '""team size"": ""12""', 'the extra fields as one JSON object')
   t.equal((await fetch(`${server.url}/dashboard/leads.csv`, { redirect: 'manual' })).status, 303, 'signed in only')
 })
 

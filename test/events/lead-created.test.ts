@@ -25,6 +25,7 @@ const lead = {
   locale: 'en-GB',
   source: 'form',
   utm: { source: 'news', medium: 'email', campaign: 'spring' },
+  fields: { 'team size': '12', Referral: 'a friend' },
 }
 
 t.test("a lead's event arrives signed, complete and as the document describes it", async (t) => {

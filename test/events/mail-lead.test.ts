@@ -32,6 +32,7 @@ const LEAD = {
   locale: 'en-GB',
   source: 'landing <page>',
   utm: { source: 'news&letter', medium: '<email>', campaign: "q4 'launch'" },
+  fields: { '<b>size</b>': '12 & <more>' },
 }
 const VALUES = [
   LEAD.name,
@@ -42,7 +43,7 @@ const VALUES = [
   LEAD.budget,
   LEAD.locale,
   LEAD.source,
-].concat(Object.values(LEAD.utm))
+].concat(Object.values(LEAD.utm), Object.keys(LEAD.fields), Object.values(LEAD.fields))
 
 let n = 0
 async function account() {

@@ -70,6 +70,8 @@ const KEYWORDS: Record<string, Keyword> = {
     }
     return others.flatMap((n) => conforms((v as Schema)[n], extra, root, `${at}.${n}`))
   },
+  propertyNames: (v, s: Schema, _s, root, at) =>
+    isType(v, 'object') ? Object.keys(v as object).flatMap((n) => conforms(n, s, root, `${at}[name ${n}]`)) : none,
   items: (v, s: Schema, _s, root, at) =>
     Array.isArray(v) ? v.flatMap((item, i) => conforms(item, s, root, `${at}[${i}]`)) : none,
   minItems: (v, n: number, _s, _r, _a, fail) => check(!Array.isArray(v) || v.length >= n, () => fail(`< ${n} items`)),

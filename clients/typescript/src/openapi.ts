@@ -525,6 +525,10 @@ export interface components {
                 medium?: string;
                 campaign?: string;
             };
+            /** @description Any other fields of the form, by name (a flat map of strings: at most 50 fields, names up to 64 characters, values up to 10000 characters). */
+            fields?: {
+                [key: string]: string;
+            };
             /** @description Honeypot: leave it out or empty. Meant for a form field hidden from people (bots fill every field): a lead with a non-empty `website` is answered 201 as usual but kept as spam, out of the leads list and raising no event. */
             website?: string;
         };
@@ -569,6 +573,10 @@ export interface components {
                     source?: string;
                     medium?: string;
                     campaign?: string;
+                };
+                /** @description Any other fields of the form, by name (a flat map of strings: at most 50 fields, names up to 64 characters, values up to 10000 characters). */
+                fields?: {
+                    [key: string]: string;
                 };
                 /**
                  * Format: uuid

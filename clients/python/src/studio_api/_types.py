@@ -522,6 +522,9 @@ class LeadInput(_LeadInputRequired, total=False):
     locale: str
     source: str
     utm: Utm
+    fields: dict[str, Any]
+    """Any other fields of the form, by name (a flat map of strings: at most 50 fields, names up to 64 characters,
+    values up to 10000 characters)."""
     website: str
     """Honeypot: leave it out or empty. Meant for a form field hidden from people (bots fill every field): a lead
     with a non-empty `website` is answered 201 as usual but kept as spam, out of the leads list and raising no
