@@ -218,10 +218,12 @@ export async function rotateKey(
         monthly_completions: number | null
         models: string[] | null
         counts_as: string | null
+        form: boolean
+        thank_you_url: string | null
       }[]
     >`
       select k.account_id, k.user_id, k.revoked_at, u.email, k.name, k.created_by, k.scopes, k.origins, k.rate_limit,
-             k.monthly_completions, k.models, k.counts_as
+             k.monthly_completions, k.models, k.counts_as, k.form, k.thank_you_url
       from api_keys k left join users u on u.id = k.user_id where k.prefix = ${prefix} for no key update of k`
     if (!old) return null
     if (old.revoked_at)
@@ -236,6 +238,9 @@ export async function rotateKey(
       origins: old.origins,
       limits: { rateLimit: old.rate_limit, monthlyCompletions: old.monthly_completions, models: old.models },
     })
+    if (old.form || old.thank_you_url)
+      await tx`update api_keys set form = ${old.form}, thank_you_url = ${old.thank_you_url}
+               where prefix = ${created.prefix}`
     await moveKeyCount(tx, prefix, created.prefix)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys

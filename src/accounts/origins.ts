@@ -7,7 +7,7 @@ import type { Scope } from './scopes.js'
 // it (CORS). Such a key is public (it is in a page), so it can do nothing else: a key with any other scope refuses
 // origins.
 
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/
+export const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/
 const MAX_ORIGINS = 20
 
 // Why `text` (comma-separated) is not a list of origins, or the origins: scheme, host and port only (a trailing slash

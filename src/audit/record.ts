@@ -21,6 +21,7 @@ export const AUDIT_ACTIONS = [
   'key.revoked',
   'key.scopes_narrowed',
   'key.limited',
+  'key.form_changed',
   'member.invited',
   'member.role_changed',
   'member.removed',

@@ -1,4 +1,5 @@
 import { createKey, listKeys, ROTATE_GRACE_SECONDS, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
+import { parseThankYou, setKeyForm } from '../accounts/key-form.js'
 import { setKeyLimits } from '../accounts/key-limits.js'
 import { narrowScopes } from '../accounts/scopes.js'
 import { Email, Plan, Role } from '../api/schemas.js'
@@ -186,4 +187,33 @@ export const keyCommands: Command[] = [
       })
     },
   },
+  {
+    name: 'keys form',
+    args: 'PREFIX STATE [--thank-you URL]',
+    help:
+      'open (STATE on) or close (off) a lead key to HTML forms posting to {base}/forms/PREFIX\nfrom its origins ' +
+      '(its only scope leads:write, with origins); --thank-you sends the browser\nto URL after a stored lead ' +
+      "(none: the service's own thank-you page)",
+    run: ({ values, positionals, io, actor, database }) => {
+      const prefix = prefixArg(positionals[0])
+      const state = positionals[1]
+      if (state !== 'on' && state !== 'off') throw new UsageError(`STATE is on or off, not ${JSON.stringify(state)}`)
+      const thankYou = thankYouArg(values['thank-you'])
+      return database(async (sql) => {
+        const r = await setKeyForm(sql, { prefix, change: { open: state === 'on', thankYou }, actor })
+        if (!r.ok && r.reason === 'not_found') throw new Error(`no key with prefix ${prefix}`)
+        if (!r.ok) throw new Refused(`key ${prefix} is not a lead key: give it the only scope leads:write and origins`)
+        const { open, thankYou: url } = r.after
+        io.out(`key ${prefix}: forms ${open ? 'on' : 'off'}, thank-you page ${url ?? "the service's own"}`)
+      })
+    },
+  },
 ]
+
+// `--thank-you URL|none`: undefined when not given, null for none.
+function thankYouArg(text: string | undefined) {
+  if (text === undefined || text === 'none') return text === undefined ? undefined : null
+  const parsed = parseThankYou(text)
+  if ('error' in parsed) throw new UsageError(`--thank-you: ${parsed.error}`)
+  return parsed.url
+}

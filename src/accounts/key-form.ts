@@ -1,0 +1,67 @@
+import { type Actor, audit } from '../audit/record.js'
+import type { Sql } from '../storage/db.js'
+import { LOOPBACK, originsRefusal } from './origins.js'
+import type { Scope } from './scopes.js'
+
+// A lead key opened to HTML forms: a page's plain <form action="{base}/forms/{prefix}"> posts leads with it, from the
+// key's origins only, so only a key that may already sit in a page (leads:write alone, with origins) can be opened.
+
+interface KeyForm {
+  open: boolean
+  // Where the browser goes after a stored lead when the form names no `_next` on the key's origins; null: the
+  // service's own thank-you page.
+  thankYou: string | null
+}
+
+// Why `text` is not a thank-you URL (an absolute https URL, http for a loopback host), or the URL.
+export function parseThankYou(text: string): { url: string } | { error: string } {
+  const url = URL.canParse(text) ? new URL(text) : null
+  if (!url || !/^https?:$/.test(url.protocol) || !url.hostname) return { error: 'not an http(s) URL' }
+  if (url.username || url.password) return { error: 'a thank-you URL holds no user or password' }
+  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname))
+    return { error: 'http is only for loopback hosts (localhost, 127.0.0.1, [::1]); use https' }
+  if (url.href.length > 2000) return { error: 'at most 2000 characters' }
+  return { url: url.href }
+}
+
+export type FormSet =
+  | { ok: true; accountId: string; before: KeyForm; after: KeyForm }
+  | { ok: false; reason: 'not_found' | 'not_a_lead_key' }
+
+export interface SetKeyFormOptions {
+  prefix: string
+  // What to set; what is left out stays.
+  change: Partial<KeyForm>
+  // Limits the change to that account's keys (the dashboard's).
+  accountId?: string
+  actor?: Actor
+}
+
+const formValues = (f: KeyForm) => ({ form: f.open, thank_you_url: f.thankYou })
+
+// Opens or closes the key to forms and sets its thank-you URL, with one audit entry (none when nothing changes).
+// updated_at moves so that every server drops its cached copy within a poll.
+export function setKeyForm(sql: Sql, { prefix, change, accountId, actor }: SetKeyFormOptions): Promise<FormSet> {
+  return sql.begin(async (tx): Promise<FormSet> => {
+    const [row] = await tx<
+      { account_id: string; scopes: Scope[]; origins: string[] | null; form: boolean; thank_you_url: string | null }[]
+    >`
+      select account_id, scopes, origins, form, thank_you_url from api_keys
+      where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``} for update`
+    if (!row) return { ok: false, reason: 'not_found' }
+    const before = { open: row.form, thankYou: row.thank_you_url }
+    const after = {
+      open: change.open ?? before.open,
+      thankYou: change.thankYou === undefined ? before.thankYou : change.thankYou,
+    }
+    if (after.open && (originsRefusal(row.scopes) || !row.origins?.length))
+      return { ok: false, reason: 'not_a_lead_key' }
+    const result = { ok: true as const, accountId: row.account_id, before, after }
+    if (after.open === before.open && after.thankYou === before.thankYou) return result
+    await tx`update api_keys set form = ${after.open}, thank_you_url = ${after.thankYou},
+             updated_at = clock_timestamp() where prefix = ${prefix}`
+    const entry = { before: formValues(before), after: formValues(after) }
+    await audit(tx, actor, { accountId: row.account_id, action: 'key.form_changed', target: prefix, ...entry })
+    return result
+  })
+}
