@@ -11,6 +11,9 @@ import { modelsRoute } from './completions/models.js'
 import { EVENT_ENVELOPES } from './outbox/catalogue.js'
 import { type LeadsOptions, openLeads } from './leads/create.js'
 import type { Route } from './http/route.js'
+import { formRoute } from './dashboard/form-post.js'
+import type { AddressLimiter } from './http/cors.js'
+import type { RateLimiter } from './limits/limits.js'
 import type { Database } from './storage/db.js'
 
 // Every route the API's listener serves, in one list (the dashboard's pages under /dashboard are its own list,
@@ -24,6 +27,8 @@ export interface RouteDeps {
   // Whether mail is on (a lead queues its mails), this process's delivery worker, woken after a lead's event
   // commits, the pool without the per-query deadline for the leads' batches, and how long a lead may wait.
   leads?: LeadsOptions
+  // The form endpoint's limits (the key's rate limit, the per-address one) and its body limit.
+  forms?: { limiter: RateLimiter; addresses?: AddressLimiter; bodyLimit: number }
   // What GET /readyz shows beside the database's state.
   readiness?: () => Record<string, unknown>
 }
@@ -42,9 +47,11 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json
 }
 
-// The API's routes and the health probes (outside /api/v1, without a key): all the listener serves.
+// The API's routes, the form endpoint and the health probes (outside /api/v1, without a key): all the listener
+// serves. The form endpoint has its own group commit of leads beside the API's.
 export const listenerRoutes = (deps: RouteDeps): Route[] => [
   ...apiRoutes(deps),
+  ...(deps.forms ? [formRoute({ sql: deps.db.sql, leads: openLeads(deps.db.sql, deps.leads), ...deps.forms })] : []), // POST /forms/:prefix
   healthzRoute(), // GET /healthz
   readyzRoute(deps.db, deps.readiness), // GET /readyz
 ]

@@ -157,6 +157,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     keys,
     completions,
     leads: { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw, deadlineMs: config.STUDIO_DB_TIMEOUT_MS },
+    forms: { limiter: limits.limiter, addresses: limits.leadAddresses, bodyLimit: config.STUDIO_BODY_LIMIT },
     readiness: () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() }),
   })
   const pages = dashboardPages({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)

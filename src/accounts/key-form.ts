@@ -65,3 +65,23 @@ export function setKeyForm(sql: Sql, { prefix, change, accountId, actor }: SetKe
     return result
   })
 }
+
+// A key open to forms, as the form endpoint needs it.
+export interface FormKey {
+  accountId: string
+  prefix: string
+  origins: string[]
+  thankYou: string | null
+  rateLimit: number | null
+}
+
+// The key `prefix` when it is open to forms and in force (not revoked, not expired), else null.
+export async function formKey(sql: Sql, prefix: string): Promise<FormKey | null> {
+  const [k] = await sql<
+    { account_id: string; origins: string[] | null; thank_you_url: string | null; rate_limit: number | null }[]
+  >`
+    select account_id, origins, thank_you_url, rate_limit from api_keys
+    where prefix = ${prefix} and form and revoked_at is null and (expires_at is null or expires_at > now())`
+  if (!k?.origins?.length) return null
+  return { accountId: k.account_id, prefix, origins: k.origins, thankYou: k.thank_you_url, rateLimit: k.rate_limit }
+}

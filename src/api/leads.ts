@@ -39,7 +39,7 @@ export function leadsRoute(leads: Leads): Route {
   })
 }
 
-const IdempotencyKey = v.pipe(
+export const IdempotencyKey = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(255, 'must be at most 255 characters'),
@@ -52,7 +52,7 @@ const IdempotencyKey = v.pipe(
   )
 )
 
-const created = (lead: StoredLead): Reply => ({
+export const created = (lead: StoredLead): Reply => ({
   status: 201,
   body: { id: lead.id, createdAt: lead.createdAt.toISOString() },
   headers: lead.replayed ? { 'idempotent-replayed': 'true' } : undefined,

@@ -62,8 +62,13 @@ export function admitOrigin(req: IncomingMessage, p: Principal, addresses?: Addr
       details: { origin: shown },
     })
   }
-  if (!p.origins || !addresses) return
-  const v = addresses.hit(`${p.prefix} ${clientAddress(req)}`)
+  if (p.origins) limitAddress(req, p.prefix, addresses)
+}
+
+// A public key's requests from one client address (429 `rate_limited` past the limit).
+export function limitAddress(req: IncomingMessage, prefix: string, addresses?: AddressLimiter) {
+  if (!addresses) return
+  const v = addresses.hit(`${prefix} ${clientAddress(req)}`)
   if (!v.ok)
     throw new ApiError({
       code: 'rate_limited',

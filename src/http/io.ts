@@ -68,6 +68,24 @@ export async function readForm(req: IncomingMessage, limit: number): Promise<URL
   return new URLSearchParams((await readBody(req, limit)).toString('utf8'))
 }
 
+// A form body, urlencoded or multipart, of at most `limit` bytes; another type is refused (415), a malformed one 400.
+export async function readFormData(req: IncomingMessage, limit: number): Promise<FormData> {
+  const type = req.headers['content-type'] ?? ''
+  if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)\s*(;|$)/i.test(type))
+    throw new ApiError({
+      code: 'unsupported_media_type',
+      message: 'A form is sent as application/x-www-form-urlencoded or multipart/form-data',
+      details: { received: clip(type || null) },
+    })
+  if (Number(req.headers['content-length'] ?? 0) > limit) throw tooLarge(limit)
+  const bytes = await readBody(req, limit)
+  try {
+    return await new Response(bytes, { headers: { 'content-type': type } }).formData()
+  } catch {
+    throw new ApiError({ code: 'bad_request', message: 'The form body is malformed' })
+  }
+}
+
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []

@@ -82,6 +82,8 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   // place of the Error body.
   errors?: ErrorFormat
   body?: S
+  // The handler reads the request body itself (the form endpoint's form bodies), in place of `body`.
+  ownBody?: boolean
   // Schemas of its path parameters, by name (a `:name` without one is any string): a value its schema refuses names
   // nothing here, answered 404 `not_found` before the key step; documented as the path's parameters.
   params?: Record<string, v.GenericSchema<string>>

@@ -245,7 +245,7 @@ export function createHttpServer(deps: HttpServerDeps) {
       if (r.body) {
         const json = await readJson(req, config.STUDIO_BODY_LIMIT)
         exchange.body = validate(r.body, json)
-      } else if (hasBody(req))
+      } else if (!r.ownBody && hasBody(req))
         throw new ApiError({ code: 'bad_request', message: 'This endpoint takes no request body' })
       const pending = r.handle(exchange)
       const reply = pending instanceof Promise ? await pending : pending

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { createKey } from '../../src/accounts/key-lifecycle.js'
 import { needsChromium, openBrowser } from '../support/browser.js'
+import { serveStatic } from '../support/static-site.js'
 import { PASSWORD, signinLink } from '../support/dashboard-client.js'
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
@@ -23,23 +22,13 @@ function documentedForm(api: string, key: string) {
   return html.replace('https://api.example.com', api).replace(/studio_X+_X+/, key)
 }
 
-// A static site on port 0: every path answers `page()`.
-async function serveStatic(page: () => string): Promise<string> {
-  const server: Server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page())
-  })
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok))
-  t.teardown(() => new Promise<void>((ok) => server.close(() => ok())))
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-}
-
 async function run() {
   const dbEnv = await testDatabase(t)
   const server = await startTestServer(t, { STUDIO_LEAD_KEY_ADDRESS_LIMIT: '3' }, { dbEnv })
   const { sql } = server.db
   let html = ''
-  const site = await serveStatic(() => html)
-  const other = await serveStatic(() => html)
+  const site = await serveStatic(t, () => html)
+  const other = await serveStatic(t, () => html)
   const email = 'site-owner@example.com'
   const made = await createKey(sql, { email, scopes: ['leads:write'], origins: [site], keyName: 'contact form' })
   issuedKeys.push(made.key)
