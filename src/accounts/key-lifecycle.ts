@@ -123,6 +123,9 @@ export interface KeyListing {
   monthly_completions: number | null
   // The model aliases it may call; null: every one.
   models: string[] | null
+  // Open to HTML forms (key-form.ts), and where a form's browser goes after a stored lead.
+  form: boolean
+  thank_you_url: string | null
   status: 'active' | 'grace' | 'expired' | 'revoked'
 }
 
@@ -140,7 +143,7 @@ const inScope = (sql: Sql, { accountId, createdBy }: KeyScope) =>
 export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   select k.prefix, k.name, k.account_id, a.plan, u.email, c.email as creator, k.created_at, k.last_used_at,
          k.expires_at, k.revoked_at, k.scopes, k.origins, k.rate_limit, k.monthly_completions, k.models,
-         case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
+         k.form, k.thank_you_url, case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
               when k.rotated_at is not null then 'grace' else 'active' end as status
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
   left join users c on c.id = k.created_by

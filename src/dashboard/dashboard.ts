@@ -9,6 +9,7 @@ import { accountPages } from './account.js'
 import { auditPages } from './audit.js'
 import { html, Html } from './html.js'
 import { bare, canManage } from './layout.js'
+import { keyFormPages } from './key-form-page.js'
 import { keyLimitPages } from './key-limits.js'
 import { keysPages } from './key-pages.js'
 import { ownsDashboardPath } from './lazy.js'
@@ -56,6 +57,7 @@ export const dashboardPages = (deps: DashboardDeps, attempts: Attempts): Page[] 
   ...signinPages(deps, attempts),
   ...keysPages(deps),
   ...keyLimitPages(deps),
+  ...keyFormPages(deps),
   ...leadsPages(deps),
   ...usagePages(deps),
   ...webhooksPages(deps),

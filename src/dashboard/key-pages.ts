@@ -72,6 +72,10 @@ const limitsCell = (v: Viewer, k: KeyListing, used: number) => {
     k.rate_limit === null ? '' : html`<br><small>${k.rate_limit} a minute</small>`
   }${models ?? ''}${
     manage ? html` <a class="button secondary small" href="/dashboard/keys/${k.prefix}/limits">Limits</a>` : ''
+  }${
+    manage && k.origins?.length
+      ? html` <a class="button secondary small" href="/dashboard/keys/${k.prefix}/form">Form${k.form ? ' (on)' : ''}</a>`
+      : ''
   }`
 }
 

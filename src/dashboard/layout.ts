@@ -59,6 +59,7 @@ export const empty = (title: string, next: Value) => html`<div class="empty"><st
 const NOTICES: Record<string, string> = {
   revoked: 'The key was revoked. Servers refuse it within a second.',
   limited: "The key's limits were saved. Servers apply them within a second.",
+  form: "The key's form setting was saved.",
   password: 'Your password was changed. Your other sessions were signed out.',
   everywhere: 'Every other session was signed out.',
   role: 'The role was changed.',

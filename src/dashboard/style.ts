@@ -55,6 +55,7 @@ form.inline{display:inline}
 .field{display:flex;flex-direction:column;gap:4px;margin-bottom:12px}
 .field.check{flex-direction:row;align-items:center;gap:8px}
 label{font-size:13px;font-weight:600}
+.card textarea{width:100%;box-sizing:border-box;font:13px/1.4 ui-monospace,monospace}
 input,select{font:inherit;color:var(--text);background:var(--bg);border:1px solid var(--line);border-radius:6px;
 padding:7px 10px;min-width:0}
 button,.button{font:inherit;font-weight:600;border-radius:6px;padding:7px 14px;border:1px solid var(--accent);
