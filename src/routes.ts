@@ -1,5 +1,6 @@
 import type { KeyStore } from './accounts/auth.js'
 import { healthzRoute, readyzRoute } from './api/health.js'
+import { getLeadRoute, listLeadsRoute } from './api/lead-reads.js'
 import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
 import { openApiRoute } from './api/openapi.js'
@@ -43,6 +44,8 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
     messagesRoute(completions), // POST /api/v1/messages
     countTokensRoute(completions), // POST /api/v1/messages/count_tokens
     leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
+    getLeadRoute(db.sql), // GET /api/v1/leads/:id (before the list: the Lead schema is a document's own first)
+    listLeadsRoute(db.sql), // GET /api/v1/leads
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json
 }

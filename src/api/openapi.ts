@@ -201,6 +201,11 @@ function successResponse(doc: ResponseDoc, ref: Ref, format?: ErrorFormat): Json
   }
 }
 
+function parameter(name: string, where: 'query' | 'header', s: v.GenericSchema): Json {
+  const { description, ...schema } = schemaOf(s)
+  return { name, in: where, required: false, description, schema }
+}
+
 function operation(r: Route, ref: Ref): Json {
   const responses: Record<string, Json> = {}
   for (const [status, doc] of Object.entries(r.responses ?? {})) responses[status] = successResponse(doc, ref, r.errors)
@@ -209,12 +214,11 @@ function operation(r: Route, ref: Ref): Json {
   // OpenAPI 3.1 lets a non-OAuth scheme's requirement name the roles it needs: here the key's scope.
   op.security = r.uses.includes('key') ? [{ bearerAuth: r.scope ? [r.scope] : [] }] : []
   op.responses = responses
-  if (r.headers) {
-    op.parameters = Object.entries(r.headers).map(([name, s]) => {
-      const { description, ...schema } = schemaOf(s)
-      return { name, in: 'header', required: false, description, schema }
-    })
-  }
+  const parameters = [
+    ...Object.entries(r.query ?? {}).map(([name, s]) => parameter(name, 'query', s)),
+    ...Object.entries(r.headers ?? {}).map(([name, s]) => parameter(name, 'header', s)),
+  ]
+  if (parameters.length) op.parameters = parameters
   if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body) } } }
   return op
 }

@@ -197,6 +197,23 @@ export function headerOf<S extends v.GenericSchema<string>>(
   return result.output
 }
 
+// The query parameters of `search` (`?a=1&b=2`, or '') through the route's schemas: a name it does not declare, one
+// sent twice or a value its schema refuses is the caller's invalid request.
+export function queryOf(schemas: Record<string, v.GenericSchema<string, unknown>>, search: string) {
+  const query: Record<string, unknown> = {}
+  const seen = new Set<string>()
+  for (const [name, value] of new URLSearchParams(search)) {
+    const schema = Object.hasOwn(schemas, name) ? schemas[name] : undefined
+    if (!schema) throw invalid([{ path: clip(name), message: 'is not a parameter of this operation' }])
+    if (seen.has(name)) throw invalid([{ path: name, message: 'must be sent once' }])
+    seen.add(name)
+    const result = v.safeParse(schema, value)
+    if (!result.success) throw invalid([{ path: name, message: clip(result.issues[0].message) }])
+    query[name] = result.output
+  }
+  return query
+}
+
 // The path parameters the router matched, each through the route's schema for it when it has one: a value the
 // schema refuses names nothing → 404.
 export function paramsOf(schemas: Record<string, v.GenericSchema<string>>, params: Record<string, string>) {

@@ -21,6 +21,8 @@ export interface Exchange<B = unknown> {
   body: B
   // The route's path parameters (`/things/:id` → `{ id }`), percent-decoded.
   params: Record<string, string>
+  // The route's query parameters, each through its schema (absent ones left out).
+  query: Record<string, unknown>
   started: number
   // The matched route's pattern, for the access log and metrics.
   route?: string
@@ -87,6 +89,9 @@ export interface Route<S extends v.GenericSchema = v.GenericSchema> {
   // Schemas of its path parameters, by name (a `:name` without one is any string): a value its schema refuses names
   // nothing here, answered 404 `not_found` before the key step; documented as the path's parameters.
   params?: Record<string, v.GenericSchema<string>>
+  // Its query parameters, by name, each sent at most once: a value its schema refuses, a name it does not declare or
+  // a name sent twice is answered 422 `invalid_request` before the handler runs; documented as query parameters.
+  query?: Record<string, v.GenericSchema<string, unknown>>
   // Request headers the route reads (documented as header parameters; the handler validates them with headerOf).
   headers?: Record<string, v.GenericSchema<string>>
   summary: string

@@ -12,7 +12,7 @@ import { createAuthenticator } from './authenticate.js'
 import { forwardedAddress } from './client-address.js'
 import { type AddressLimiter, type BrowserOrigins, corsHeaders, preflight } from './cors.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
-import { authorizationOf, errorBody, hasBody, paramsOf, readJson, sendJson, validate } from './io.js'
+import { authorizationOf, errorBody, hasBody, paramsOf, queryOf, readJson, sendJson, validate } from './io.js'
 import { requestObserver } from './observe.js'
 import type { Tracer } from '../ops/trace.js'
 import { requestSpans } from './spans.js'
@@ -218,6 +218,7 @@ export function createHttpServer(deps: HttpServerDeps) {
       principal: none,
       body: undefined,
       params: NO_PARAMS,
+      query: NO_PARAMS,
       span: undefined,
     }
     observe?.(exchange)
@@ -242,6 +243,7 @@ export function createHttpServer(deps: HttpServerDeps) {
         const principal = authenticate(req, headers, r)
         exchange.principal = principal instanceof Promise ? await principal : principal
       }
+      if (r.query) exchange.query = queryOf(r.query, q === -1 ? '' : url.slice(q))
       if (r.body) {
         const json = await readJson(req, config.STUDIO_BODY_LIMIT)
         exchange.body = validate(r.body, json)

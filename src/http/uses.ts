@@ -18,11 +18,12 @@ export const ANY_ROUTE: ErrorCode[] = [
   'internal_error',
 ]
 
-const byUse: Record<Use | 'scope' | 'body' | 'headers', ErrorCode[]> = {
+const byUse: Record<Use | 'scope' | 'body' | 'headers' | 'query', ErrorCode[]> = {
   key: ['unauthorized', 'rate_limited', 'service_unavailable'],
   scope: ['forbidden'],
   body: ['unsupported_media_type', 'invalid_json', 'invalid_request', 'payload_too_large'],
   headers: ['invalid_request'],
+  query: ['invalid_request'],
   database: ['service_unavailable'],
   quota: ['quota_exceeded', 'key_quota_exceeded', 'service_unavailable'],
   // An upstream 400 is the caller's invalid request (422); the rest are the upstream's failures.
@@ -36,12 +37,13 @@ const byUse: Record<Use | 'scope' | 'body' | 'headers', ErrorCode[]> = {
 }
 
 // Every error code the route can answer with, each once.
-export function answersOf(route: Pick<Route, 'uses' | 'scope' | 'body' | 'headers'>): ErrorCode[] {
+export function answersOf(route: Pick<Route, 'uses' | 'scope' | 'body' | 'headers' | 'query'>): ErrorCode[] {
   const uses = [
     ...route.uses,
     ...(route.scope ? ['scope' as const] : []),
     ...(route.body ? ['body' as const] : []),
     ...(route.headers ? ['headers' as const] : []),
+    ...(route.query ? ['query' as const] : []),
   ]
   return [...new Set([...ANY_ROUTE, ...uses.flatMap((u) => byUse[u])])]
 }

@@ -59,11 +59,14 @@ export function matching(sql: Sql, accountId: string, f: LeadFilter) {
 
 // The cursor is the last row's (created_at, id), opaque to the caller: the next page is everything strictly older.
 // It is sent back as text: a timestamptz parameter goes through a JS Date, which drops the microseconds.
-function cursorOf(s: string | null): [string, string] | null {
+export function cursorOf(s: string | null): [string, string] | null {
   if (!s) return null
   const [at, id] = Buffer.from(s, 'base64url').toString('utf8').split('|')
   return at && !Number.isNaN(Date.parse(at)) && isUuid(id ?? '') ? [at, id] : null
 }
+
+// The cursor of the leads older than `row` (its created_at as text, `at`, to the microsecond).
+export const cursorAfter = (row: { at: string; id: string }) => Buffer.from(`${row.at}|${row.id}`).toString('base64url')
 
 export interface LeadSummary {
   id: string
@@ -86,7 +89,7 @@ export async function leadsPage(sql: Sql, accountId: string, f: LeadFilter, afte
     order by created_at desc, id desc limit ${size + 1}`
   const leads: LeadSummary[] = rows.slice(0, size).map(({ at: _, ...lead }) => lead)
   const last = rows[size - 1]
-  const next = rows.length > size ? Buffer.from(`${last.at}|${last.id}`).toString('base64url') : null
+  const next = rows.length > size ? cursorAfter(last) : null
   return { leads, next, first: from === null }
 }
 

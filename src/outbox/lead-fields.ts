@@ -91,3 +91,7 @@ export const LEAD_FIELDS = {
   ),
   fields: v.optional(ExtraFields),
 }
+
+// Where a lead stands once it arrived: every lead starts as new, and any status may follow any.
+export const LEAD_STATUSES = ['new', 'contacted', 'qualified', 'won', 'lost'] as const
+export type LeadStatus = (typeof LEAD_STATUSES)[number]

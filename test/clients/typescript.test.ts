@@ -16,7 +16,7 @@ import {
   RateLimitError,
   ServerError,
   Studio,
-  type StudioError,
+  StudioError,
 } from '../../clients/typescript/src/index.js'
 import { clientServers, QUOTA } from '../support/client-servers.js'
 import { webhookVectors } from '../support/webhook-vectors.js'
@@ -67,6 +67,30 @@ t.test('every method, each result with its request id', async (t) => {
   t.match(raw.response.headers.get('ratelimit'), /r=\d+/)
   t.match(raw.response.headers.get('server-timing'), /total;dur=/)
   t.equal((await client.me().asResponse()).status, 200)
+})
+
+t.test('leads.list() iterates over pages, leads.get() reads one', async (t) => {
+  const reader = new Studio({ apiKey: await s.key('ts-leads@example.com'), baseURL: s.baseURL })
+  const ids: string[] = []
+  for (let i = 0; i < 5; i++) ids.unshift((await reader.leads.create({ ...lead, name: `Lead ${i}` })).id)
+  const pages = []
+  for await (const page of reader.leads.list({ limit: 2 })) pages.push(page)
+  t.same(
+    pages.map((p) => p.leads.length),
+    [2, 2, 1]
+  )
+  t.same(
+    pages.flatMap((p) => p.leads.map((l) => l.id)),
+    ids,
+    'each lead once, newest first'
+  )
+  t.match(pages[0]._request_id, /\S/)
+  t.equal(pages[2].next_cursor, null)
+  const one = await reader.leads.get(ids[0])
+  t.match(one, { id: ids[0], name: 'Lead 4', status: 'new', assignee: null, spam: false })
+  await rejects(t, reader.leads.get('00000000-0000-4000-8000-000000000000'), StudioError)
+  const filtered = reader.leads.list({ status: 'won' })[Symbol.asyncIterator]()
+  t.same((await filtered.next()).value?.leads, [], 'a filter reaches the server')
 })
 
 t.test('each error class from a real response, with code, details and request id', async (t) => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Scope } from '../../src/accounts/scopes.js'
 import type { TestServer } from './server.js'
 
@@ -8,9 +9,15 @@ export function scopedOperations(s: TestServer) {
   const operations: Record<Scope, (key: string) => Promise<Response>> = {
     'me:read': (key) => s.fetch('/api/v1/me', { key }),
     'leads:write': (key) => s.fetch('/api/v1/leads', { method: 'POST', key, json: lead }),
+    'leads:read': (key) => s.fetch(`/api/v1/leads/${randomUUID()}`, { key }),
     'completions:write': (key) =>
       s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: { messages: [{ role: 'user', content: 'Hi' }] } }),
   }
-  const success: Record<Scope, number> = { 'me:read': 200, 'leads:write': 201, 'completions:write': 200 }
+  const success: Record<Scope, number> = {
+    'me:read': 200,
+    'leads:write': 201,
+    'leads:read': 404,
+    'completions:write': 200,
+  }
   return { operations, success }
 }

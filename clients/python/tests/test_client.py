@@ -151,6 +151,31 @@ def test_a_lead_is_created_once_when_the_first_response_is_lost() -> None:
     assert Studio().leads.create(**LEAD, idempotency_key="py-mine-1").id == mine.id
 
 
+def test_leads_list_iterates_over_pages_and_get_reads_one() -> None:
+    client = Studio()
+    ids = [client.leads.create(**{**LEAD, "name": f"Page {i}"}).id for i in range(3)][::-1]
+    pages = list(client.leads.list(limit=2))
+    seen = [lead.id for page in pages for lead in page.leads]
+    assert seen[:3] == ids and len(seen) == len(set(seen)), "newest first, each once"
+    assert all(len(page.leads) == 2 for page in pages[:-1]) and pages[-1].next_cursor is None
+    assert pages[0]._request_id
+    one = client.leads.get(ids[0])
+    assert one.name == "Page 2" and one.status == "new" and one.assignee is None and one._request_id
+    assert [p.leads for p in client.leads.list(status="won", spam=False)] == [[]]
+    raw = next(iter(client.with_raw_response.leads.list(limit=1)))
+    assert raw.status_code == 200 and len(raw.parse().leads) == 1
+
+    async def run() -> None:
+        async with AsyncStudio() as client:
+            pages = [page async for page in client.leads.list(limit=2)]
+            assert [lead.id for page in pages for lead in page.leads][:3] == ids
+            assert (await client.leads.get(ids[1])).name == "Page 1"
+            raw = [page async for page in client.with_raw_response.leads.list(limit=100)]
+            assert raw[0].status_code == 200 and raw[-1].parse().next_cursor is None
+
+    asyncio.run(run())
+
+
 def test_async_client_same_shape() -> None:
     async def run() -> None:
         async with AsyncStudio() as client:

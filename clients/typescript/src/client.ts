@@ -9,6 +9,8 @@ export type CompletionRequest = Schemas['CompletionRequest']
 export type CompletionResponse = Schemas['CompletionResponse']
 export type LeadInput = Schemas['LeadInput']
 export type LeadCreated = Schemas['LeadCreated']
+export type Lead = Schemas['Lead']
+export type LeadPage = Schemas['LeadPage']
 export type OpenApiDocument = Schemas['OpenApiDocument'] & Record<string, unknown>
 
 /** A result: the response body, with the response's `x-request-id` as `_request_id`. */
@@ -32,6 +34,22 @@ export interface ClientOptions {
 export interface LeadOptions extends RequestOptions {
   /** Default a random UUID, the same on every retry of the call. */
   idempotencyKey?: string
+}
+
+export interface LeadListQuery {
+  /** Leads a page, 1 to 100; default 50. */
+  limit?: number
+  /** Start after this page's `next_cursor` instead of at the newest lead. */
+  cursor?: string
+  /** Only leads created at or after this time (ISO 8601). */
+  since?: string
+  /** Only leads created before this time (ISO 8601). */
+  until?: string
+  status?: Lead['status']
+  /** Only leads given to the user with this email. */
+  assignee?: string
+  /** The leads kept as spam instead of the others. */
+  spam?: boolean
 }
 
 /** The promise of a result; `withResponse()` also gives the raw `Response` (status, headers). */
@@ -142,5 +160,26 @@ export class Studio {
       const headers = { 'idempotency-key': idempotencyKey }
       return this.#call<LeadCreated>({ method: 'POST', path: '/leads', body, headers }, rest)
     },
+    /**
+     * `GET /leads`: the account's leads, newest first, as an async iterator over pages (`for await (const page of
+     * studio.leads.list())`); each page is fetched when the previous one has been taken, following `next_cursor`.
+     */
+    list: (query: LeadListQuery = {}, options?: RequestOptions) => this.#pages(query, options),
+    /** `GET /leads/{id}`: one lead. */
+    get: (id: string, options?: RequestOptions) =>
+      this.#call<Lead>({ method: 'GET', path: `/leads/${encodeURIComponent(id)}` }, options),
+  }
+
+  async *#pages(query: LeadListQuery, options?: RequestOptions): AsyncGenerator<WithRequestId<LeadPage>> {
+    let cursor = query.cursor
+    do {
+      const params = new URLSearchParams()
+      for (const [name, value] of Object.entries({ ...query, cursor }))
+        if (value !== undefined) params.set(name, String(value))
+      const search = params.size ? `?${params}` : ''
+      const page = await this.#call<LeadPage>({ method: 'GET', path: `/leads${search}` }, options)
+      yield page
+      cursor = page.next_cursor ?? undefined
+    } while (cursor !== undefined)
   }
 }

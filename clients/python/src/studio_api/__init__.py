@@ -15,7 +15,20 @@ from ._errors import (
     StudioError,
 )
 from ._stream import AsyncCompletionStream, CompletionStream, DeltaEvent, DoneEvent, StreamEvent
-from ._types import Caller, Completion, LeadCreated, LeadInput, Message, OpenApiDocument, Quota, Usage, User, Utm
+from ._types import (
+    Caller,
+    Completion,
+    Lead,
+    LeadCreated,
+    LeadInput,
+    LeadPage,
+    Message,
+    OpenApiDocument,
+    Quota,
+    Usage,
+    User,
+    Utm,
+)
 from .webhooks import WebhookVerificationError
 
 __all__ = [
@@ -31,8 +44,10 @@ __all__ = [
     "DeltaEvent",
     "DoneEvent",
     "InvalidRequestError",
+    "Lead",
     "LeadCreated",
     "LeadInput",
+    "LeadPage",
     "Message",
     "OpenApiDocument",
     "PermissionDeniedError",

@@ -36,7 +36,9 @@ class _Config:
         timeout = options.get("timeout")
         seconds = self.timeout if timeout is None else timeout
         url = self.base_url + call.path
-        return http.build_request(call.method, url, json=call.body, headers=headers, timeout=httpx.Timeout(seconds))
+        return http.build_request(
+            call.method, url, params=call.query, json=call.body, headers=headers, timeout=httpx.Timeout(seconds)
+        )
 
     def wait(self, error: StudioError, attempt: int, call: Call[Any]) -> float:
         """Seconds before the next attempt; raises ``error`` when there is none."""

@@ -45,6 +45,7 @@ class Call(Generic[T]):
     body: dict[str, Any] | None = None
     headers: dict[str, str] | None = None
     options: RequestOptions | None = None
+    query: dict[str, str] | None = None
 
     @classmethod
     def of(
@@ -59,6 +60,17 @@ class Call(Generic[T]):
         options = cast(RequestOptions, {k: v for k, v in args.items() if k in _OPTIONS})
         body = {k: v for k, v in args.items() if v is not None and k not in _OPTIONS}
         return cls(method, path, parse, body if method != "GET" else None, headers, options)
+
+    @classmethod
+    def get(cls, path: str, parse: Callable[[dict[str, Any], str | None], T], args: Mapping[str, Any]) -> Call[T]:
+        """A GET whose query is ``args`` less the ``RequestOptions`` (and the keys given as None)."""
+        options = cast(RequestOptions, {k: v for k, v in args.items() if k in _OPTIONS})
+        query = {k: _param(v) for k, v in args.items() if v is not None and k not in _OPTIONS}
+        return cls("GET", path, parse, None, None, options, query)
+
+
+def _param(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,26 @@ sends it, so the same method is sync or async, parsed or raw, as the client it i
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import uuid
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, Callable, Generic, Protocol, TypeVar, overload
+from urllib.parse import quote
 
 from ._core import Call, RawResponse, RequestOptions
 from ._stream import AsyncCompletionStream, CompletionStream
-from ._types import Caller, Completion, CompletionRequest, LeadCreated, LeadInput, OpenApiDocument
+from ._types import (
+    Caller,
+    Completion,
+    CompletionRequest,
+    Lead,
+    LeadCreated,
+    LeadInput,
+    LeadPage,
+    OpenApiDocument,
+    Status,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Concatenate, ParamSpec, Unpack
@@ -103,6 +116,64 @@ class streamed(Generic[P]):
         return self if resource is None else _bound(self._build, resource, resource._transport.stream)
 
 
+def _next(call: Call[LeadPage], page: LeadPage | RawResponse[LeadPage]) -> Call[LeadPage] | None:
+    cursor = (page.parse() if isinstance(page, RawResponse) else page).next_cursor
+    return None if cursor is None else dataclasses.replace(call, query={**(call.query or {}), "cursor": cursor})
+
+
+def _pages(send: Callable[[Call[LeadPage]], Any], first: Call[LeadPage]) -> Iterator[Any]:
+    call: Call[LeadPage] | None = first
+    while call is not None:
+        page = send(call)
+        yield page
+        call = _next(call, page)
+
+
+async def _async_pages(send: Callable[[Call[LeadPage]], Any], first: Call[LeadPage]) -> AsyncIterator[Any]:
+    call: Call[LeadPage] | None = first
+    while call is not None:
+        page = await send(call)
+        yield page
+        call = _next(call, page)
+
+
+class paged(Generic[P]):
+    """A listing's method: an iterator over its pages (an async iterator from an async client), following each
+    page's ``next_cursor``; a page is fetched when the one before it has been taken."""
+
+    def __init__(self, build: Callable[Concatenate[Any, P], Call[LeadPage]]) -> None:
+        self._build = build
+        self.__doc__ = build.__doc__
+
+    @overload
+    def __get__(self, resource: None, owner: type) -> paged[P]: ...
+    @overload
+    def __get__(self, resource: Resource[Sync], owner: type) -> Callable[P, Iterator[LeadPage]]: ...
+    @overload
+    def __get__(self, resource: Resource[Async], owner: type) -> Callable[P, AsyncIterator[LeadPage]]: ...
+    @overload
+    def __get__(self, resource: Resource[SyncRaw], owner: type) -> Callable[P, Iterator[RawResponse[LeadPage]]]: ...
+    @overload
+    def __get__(
+        self, resource: Resource[AsyncRaw], owner: type
+    ) -> Callable[P, AsyncIterator[RawResponse[LeadPage]]]: ...
+    def __get__(self, resource: Resource[Any] | None, owner: type) -> Any:
+        if resource is None:
+            return self
+        run = resource._transport.run
+        walk = _async_pages if inspect.iscoroutinefunction(run) else _pages
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return walk(run, self._build(resource, *args, **kwargs))
+
+        method.__name__, method.__qualname__, method.__doc__ = (
+            self._build.__name__,
+            self._build.__qualname__,
+            self.__doc__,
+        )
+        return method
+
+
 class CompletionArgs(CompletionRequest, RequestOptions, total=False):
     pass
 
@@ -127,12 +198,38 @@ class Completions(Resource[M]):
         return Call.of("POST", "/ai/completions", Completion.from_json, {**args, "stream": True}, STREAM_HEADERS)
 
 
+class LeadListArgs(RequestOptions, total=False):
+    limit: int
+    """Leads a page, 1 to 100; default 50."""
+    cursor: str
+    """Start after this page's ``next_cursor`` instead of at the newest lead."""
+    since: str
+    """Only leads created at or after this time (ISO 8601)."""
+    until: str
+    """Only leads created before this time (ISO 8601)."""
+    status: Status
+    assignee: str
+    """Only leads given to the user with this email."""
+    spam: bool
+    """The leads kept as spam instead of the others."""
+
+
 class Leads(Resource[M]):
     @operation
     def create(self, **args: Unpack[LeadArgs]) -> Call[LeadCreated]:
         """POST /leads -> ``LeadCreated``; retried with the same ``Idempotency-Key``, so never two leads."""
         key = args.pop("idempotency_key", None) or str(uuid.uuid4())
         return Call.of("POST", "/leads", LeadCreated.from_json, args, {"idempotency-key": key})
+
+    @paged
+    def list(self, **args: Unpack[LeadListArgs]) -> Call[LeadPage]:
+        """GET /leads -> an iterator over ``LeadPage``s, newest lead first."""
+        return Call.get("/leads", LeadPage.from_json, args)
+
+    @operation
+    def get(self, id: str, **options: Unpack[RequestOptions]) -> Call[Lead]:
+        """GET /leads/{id} -> ``Lead``."""
+        return Call.get(f"/leads/{quote(id, safe='')}", Lead.from_json, options)
 
 
 class Api(Resource[M]):

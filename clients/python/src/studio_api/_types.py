@@ -531,6 +531,97 @@ class LeadInput(_LeadInputRequired, total=False):
     event."""
 
 
+@dataclass(frozen=True)
+class LeadUtm:
+    source: str | None
+    medium: str | None
+    campaign: str | None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LeadUtm:
+        return cls(
+            source=data["source"],
+            medium=data["medium"],
+            campaign=data["campaign"],
+        )
+
+
+Status = Literal["new", "contacted", "qualified", "won", "lost"]
+
+
+@dataclass(frozen=True)
+class Lead:
+    id: str
+    created_at: str
+    updated_at: str
+    """When its status or assignee last changed, else createdAt."""
+    name: str
+    email: str
+    service: str
+    message: str
+    phone: str | None
+    """As sent, or null."""
+    company: str | None
+    """As sent, or null."""
+    budget: str | None
+    """As sent, or null."""
+    locale: str | None
+    """As sent, or null."""
+    source: str | None
+    """As sent, or null."""
+    utm: LeadUtm | None
+    """The UTM parameters sent, or null when none was."""
+    status: Status
+    """Every lead starts as new."""
+    assignee: str | None
+    """The email of the user of the account the lead is given to, or null."""
+    key_prefix: str
+    """The prefix of the key that sent it."""
+    spam: bool
+    """Kept as spam: its honeypot field was filled."""
+    _request_id: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> Lead:
+        return cls(
+            id=data["id"],
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+            name=data["name"],
+            email=data["email"],
+            service=data["service"],
+            message=data["message"],
+            phone=data["phone"],
+            company=data["company"],
+            budget=data["budget"],
+            locale=data["locale"],
+            source=data["source"],
+            utm=None if (v := data["utm"]) is None else LeadUtm.from_json(v),
+            status=data["status"],
+            assignee=data["assignee"],
+            key_prefix=data["keyPrefix"],
+            spam=data["spam"],
+            _request_id=request_id,
+        )
+
+
+@dataclass(frozen=True)
+class LeadPage:
+    leads: list[Lead]
+    """Newest first."""
+    next_cursor: str | None
+    """The `cursor` of the next (older) page, or null on the last page."""
+    _request_id: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> LeadPage:
+        return cls(
+            leads=[Lead.from_json(x) for x in data["leads"]],
+            next_cursor=data["next_cursor"],
+            _request_id=request_id,
+        )
+
+
 class OpenApiDocument(dict[str, Any]):
     """The OpenAPI document: a dict, with ``_request_id``."""
 
