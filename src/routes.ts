@@ -1,5 +1,6 @@
 import type { KeyStore } from './accounts/auth.js'
 import { healthzRoute, readyzRoute } from './api/health.js'
+import { updateLeadRoute } from './api/lead-changes.js'
 import { getLeadRoute, listLeadsRoute } from './api/lead-reads.js'
 import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
@@ -46,6 +47,7 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
     leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
     getLeadRoute(db.sql), // GET /api/v1/leads/:id (before the list: the Lead schema is a document's own first)
     listLeadsRoute(db.sql), // GET /api/v1/leads
+    updateLeadRoute(db.sql), // PATCH /api/v1/leads/:id
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json
 }

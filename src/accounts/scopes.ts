@@ -4,7 +4,7 @@ import type { Sql } from '../storage/db.js'
 // What a key may do. Each API operation that takes a key needs one of these (its route declares which); reading
 // /openapi.json needs none. A key is made with all of them unless it is given fewer, and its set can only shrink: a
 // key keeps the list it was made with, so a scope added here is held only by keys made after it.
-export const SCOPES = ['me:read', 'leads:write', 'leads:read', 'completions:write'] as const
+export const SCOPES = ['me:read', 'leads:write', 'leads:read', 'leads:manage', 'completions:write'] as const
 export type Scope = (typeof SCOPES)[number]
 
 const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s)

@@ -11,7 +11,7 @@ import { Email } from './schemas.js'
 const nullable = (description: string) => v.pipe(v.nullable(v.string()), v.description(description))
 const Timestamp = v.pipe(v.string(), v.isoTimestamp())
 
-const Lead = v.pipe(
+export const Lead = v.pipe(
   v.object({
     id: v.pipe(v.string(), v.uuid()),
     createdAt: Timestamp,

@@ -6,7 +6,7 @@ export interface AuditRow {
   id: string
   at: Date
   account_id: string | null
-  actor_kind: 'user' | 'cli'
+  actor_kind: 'user' | 'cli' | 'key'
   actor: string
   action: string
   target: string | null
@@ -17,7 +17,7 @@ export interface AuditRow {
 
 // How an entry's actor reads: the user's email, or `cli (osuser)`.
 export const actorLabel = (r: { actor_kind: string; actor: string }) =>
-  r.actor_kind === 'cli' ? `cli (${r.actor})` : r.actor
+  r.actor_kind === 'user' ? r.actor : `${r.actor_kind} (${r.actor})`
 
 // Which entries: one account's (undefined: every entry, those of no account included), of one action, of one actor
 // (kind and name), at or after `since`, older than the entry `before` (an id: the next page).

@@ -1,8 +1,11 @@
 import type postgres from 'postgres'
 
-// Who made a change: a dashboard user (by email, with the client's address), or the command line (`cli`, with the
-// operating-system user who ran it).
-export type Actor = { kind: 'user'; email: string; address: string | null } | { kind: 'cli'; osUser: string }
+// Who made a change: a dashboard user (by email, with the client's address), the command line (`cli`, with the
+// operating-system user who ran it), or an API key (by its prefix).
+export type Actor =
+  | { kind: 'user'; email: string; address: string | null }
+  | { kind: 'cli'; osUser: string }
+  | { kind: 'key'; prefix: string }
 
 // Every action the log records, in the order the dashboard's filter lists them.
 export const AUDIT_ACTIONS = [
@@ -30,6 +33,7 @@ export const AUDIT_ACTIONS = [
   'webhook.enabled',
   'webhook.secret_rotated',
   'webhook.removed',
+  'lead.updated',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
@@ -50,7 +54,11 @@ export interface AuditEntry {
 // database's clock at the write.
 export async function recordAudit(tx: postgres.TransactionSql, actor: Actor, e: AuditEntry): Promise<void> {
   const [kind, name, address] =
-    actor.kind === 'cli' ? ['cli', actor.osUser, null] : ['user', actor.email, actor.address]
+    actor.kind === 'cli'
+      ? ['cli', actor.osUser, null]
+      : actor.kind === 'key'
+        ? ['key', actor.prefix, null]
+        : ['user', actor.email, actor.address]
   await tx`
     insert into audit_log (account_id, actor_kind, actor, action, target, address, before, after)
     values (${e.accountId}, ${kind}, ${name}, ${e.action}, ${e.target}, ${address},

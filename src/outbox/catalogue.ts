@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { LEAD_FIELDS } from './lead-fields.js'
+import { LEAD_FIELDS, LEAD_STATUSES } from './lead-fields.js'
 
 // Every event the service sends, each type with its `data`, declared once: the outbox writes what these describe,
 // the OpenAPI document's `webhooks` map is generated from them, and the tests hold deliveries against them.
@@ -19,6 +19,25 @@ const LeadCreatedData = v.object({
   keyPrefix: v.pipe(v.string(), v.description('Prefix of the API key that created the lead.')),
 })
 
+const change = <S extends v.GenericSchema>(value: S) => v.object({ before: value, after: value })
+const LeadUpdatedData = v.object({
+  id: v.pipe(v.string(), v.uuid(), v.description('Identifier of the lead.')),
+  changes: v.pipe(
+    v.object({
+      status: v.optional(change(v.picklist(LEAD_STATUSES))),
+      assignee: v.optional(
+        v.pipe(change(v.nullable(v.string())), v.description('Emails of the users it was and is given to, or null.'))
+      ),
+    }),
+    v.description('What changed, each with its value before and after; what did not change is left out.')
+  ),
+  who,
+  keyPrefix: v.pipe(
+    v.nullable(v.string()),
+    v.description('Prefix of the API key that made the change; null when it was not made through the API.')
+  ),
+})
+
 const keyData = <E extends v.ObjectEntries>(extra: E) =>
   v.object({ prefix, name: v.pipe(v.nullable(v.string()), v.description('The key’s name.')), who, ...extra })
 
@@ -31,6 +50,7 @@ const quotaData = v.object({
 
 const EVENT_DATA = {
   'lead.created': LeadCreatedData,
+  'lead.updated': LeadUpdatedData,
   'key.created': keyData({}),
   'key.rotated': keyData({ newPrefix: v.pipe(v.string(), v.description('Prefix of the key that replaces it.')) }),
   'key.revoked': keyData({}),
@@ -44,6 +64,7 @@ const EVENT_DATA = {
 
 const summaries: Record<EventType, string> = {
   'lead.created': 'A lead was created through the API',
+  'lead.updated': 'A lead’s status or assignee changed',
   'key.created': 'An API key was created',
   'key.rotated': 'An API key was rotated (a new key replaces it; the old one expires after its grace period)',
   'key.revoked': 'An API key was revoked',

@@ -89,7 +89,10 @@ t.test('leads.list() iterates over pages, leads.get() reads one', async (t) => {
   const one = await reader.leads.get(ids[0])
   t.match(one, { id: ids[0], name: 'Lead 4', status: 'new', assignee: null, spam: false })
   await rejects(t, reader.leads.get('00000000-0000-4000-8000-000000000000'), StudioError)
-  const filtered = reader.leads.list({ status: 'won' })[Symbol.asyncIterator]()
+  const won = await reader.leads.update(ids[1], { status: 'won' })
+  t.match(won, { id: ids[1], status: 'won', assignee: null })
+  t.match(won._request_id, /\S/)
+  const filtered = reader.leads.list({ status: 'lost' })[Symbol.asyncIterator]()
   t.same((await filtered.next()).value?.leads, [], 'a filter reaches the server')
 })
 

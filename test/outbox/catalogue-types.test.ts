@@ -46,6 +46,12 @@ const samples: { [T in EventType]: EventData<T> } = {
     createdAt: new Date().toISOString(),
     keyPrefix: 'sk_live_abc',
   },
+  'lead.updated': {
+    id: '6f1c1c36-6d2c-4f0e-9a43-2b1c4f3d5e6a',
+    changes: { status: { before: 'new', after: 'won' }, assignee: { before: null, after: 'bo@example.com' } },
+    who: null,
+    keyPrefix: 'abc',
+  },
   'key.created': data,
   'key.rotated': { ...data, newPrefix: 'b' },
   'key.revoked': data,

@@ -10,6 +10,8 @@ export function scopedOperations(s: TestServer) {
     'me:read': (key) => s.fetch('/api/v1/me', { key }),
     'leads:write': (key) => s.fetch('/api/v1/leads', { method: 'POST', key, json: lead }),
     'leads:read': (key) => s.fetch(`/api/v1/leads/${randomUUID()}`, { key }),
+    'leads:manage': (key) =>
+      s.fetch(`/api/v1/leads/${randomUUID()}`, { method: 'PATCH', key, json: { status: 'won' } }),
     'completions:write': (key) =>
       s.fetch('/api/v1/ai/completions', { method: 'POST', key, json: { messages: [{ role: 'user', content: 'Hi' }] } }),
   }
@@ -17,6 +19,7 @@ export function scopedOperations(s: TestServer) {
     'me:read': 200,
     'leads:write': 201,
     'leads:read': 404,
+    'leads:manage': 404,
     'completions:write': 200,
   }
   return { operations, success }

@@ -161,7 +161,10 @@ def test_leads_list_iterates_over_pages_and_get_reads_one() -> None:
     assert pages[0]._request_id
     one = client.leads.get(ids[0])
     assert one.name == "Page 2" and one.status == "new" and one.assignee is None and one._request_id
-    assert [p.leads for p in client.leads.list(status="won", spam=False)] == [[]]
+    won = client.leads.update(ids[1], status="won")
+    assert won.status == "won" and won.assignee is None and won._request_id
+    assert client.leads.update(ids[1], assignee=None).assignee is None
+    assert [p.leads for p in client.leads.list(status="lost", spam=False)] == [[]]
     raw = next(iter(client.with_raw_response.leads.list(limit=1)))
     assert raw.status_code == 200 and len(raw.parse().leads) == 1
 

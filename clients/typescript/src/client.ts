@@ -11,6 +11,7 @@ export type LeadInput = Schemas['LeadInput']
 export type LeadCreated = Schemas['LeadCreated']
 export type Lead = Schemas['Lead']
 export type LeadPage = Schemas['LeadPage']
+export type LeadUpdate = Schemas['LeadUpdate']
 export type OpenApiDocument = Schemas['OpenApiDocument'] & Record<string, unknown>
 
 /** A result: the response body, with the response's `x-request-id` as `_request_id`. */
@@ -165,6 +166,9 @@ export class Studio {
      * studio.leads.list())`); each page is fetched when the previous one has been taken, following `next_cursor`.
      */
     list: (query: LeadListQuery = {}, options?: RequestOptions) => this.#pages(query, options),
+    /** `PATCH /leads/{id}`: changes its status or assignee (an email, or null), and answers the lead. */
+    update: (id: string, body: LeadUpdate, options?: RequestOptions) =>
+      this.#call<Lead>({ method: 'PATCH', path: `/leads/${encodeURIComponent(id)}`, body }, options),
     /** `GET /leads/{id}`: one lead. */
     get: (id: string, options?: RequestOptions) =>
       this.#call<Lead>({ method: 'GET', path: `/leads/${encodeURIComponent(id)}` }, options),

@@ -28,7 +28,7 @@ export interface Transport {
 }
 
 export interface Request {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'PATCH'
   path: string
   body?: unknown
   headers?: Record<string, string>

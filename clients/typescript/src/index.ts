@@ -9,6 +9,7 @@ export {
   type LeadInput,
   type LeadListQuery,
   type LeadPage,
+  type LeadUpdate,
   type LeadOptions,
   type OpenApiDocument,
   Studio,

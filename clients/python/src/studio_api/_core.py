@@ -68,6 +68,12 @@ class Call(Generic[T]):
         query = {k: _param(v) for k, v in args.items() if v is not None and k not in _OPTIONS}
         return cls("GET", path, parse, None, None, options, query)
 
+    @classmethod
+    def patch(cls, path: str, parse: Callable[[dict[str, Any], str | None], T], args: Mapping[str, Any]) -> Call[T]:
+        """A PATCH whose body is ``args`` less the ``RequestOptions``: a key given as None is sent as null."""
+        options = cast(RequestOptions, {k: v for k, v in args.items() if k in _OPTIONS})
+        return cls("PATCH", path, parse, {k: v for k, v in args.items() if k not in _OPTIONS}, None, options)
+
 
 def _param(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)

@@ -12,6 +12,10 @@ from typing import Literal, TypedDict, Union
 from ._types import Utm
 
 __all__ = [
+    "Assignee",
+    "Before",
+    "Changes",
+    "ChangesStatus",
     "KeyCreatedEvent",
     "KeyData",
     "KeyRevokedEvent",
@@ -19,6 +23,8 @@ __all__ = [
     "KeyRotatedEvent",
     "LeadCreatedData",
     "LeadCreatedEvent",
+    "LeadUpdatedData",
+    "LeadUpdatedEvent",
     "QuotaData",
     "QuotaExhaustedEvent",
     "QuotaWarningEvent",
@@ -63,6 +69,49 @@ class LeadCreatedEvent(TypedDict):
     timestamp: str
     """When the event happened (RFC 3339)."""
     data: LeadCreatedData
+
+
+Before = Literal["new", "contacted", "qualified", "won", "lost"]
+
+
+class ChangesStatus(TypedDict):
+    before: Before
+    after: Before
+
+
+class Assignee(TypedDict):
+    """Emails of the users it was and is given to, or null."""
+
+    before: str | None
+    after: str | None
+
+
+class Changes(TypedDict, total=False):
+    """What changed, each with its value before and after; what did not change is left out."""
+
+    status: ChangesStatus
+    assignee: Assignee
+    """Emails of the users it was and is given to, or null."""
+
+
+class LeadUpdatedData(TypedDict):
+    id: str
+    """Identifier of the lead."""
+    changes: Changes
+    """What changed, each with its value before and after; what did not change is left out."""
+    who: str | None
+    """Email of the user who made the change; null when it was made from the command line."""
+    keyPrefix: str | None
+    """Prefix of the API key that made the change; null when it was not made through the API."""
+
+
+class LeadUpdatedEvent(TypedDict):
+    """A lead's status or assignee changed."""
+
+    type: Literal["lead.updated"]
+    timestamp: str
+    """When the event happened (RFC 3339)."""
+    data: LeadUpdatedData
 
 
 class KeyData(TypedDict):
@@ -158,6 +207,7 @@ class WebhookTestEvent(TypedDict):
 
 WebhookEvent = Union[
     LeadCreatedEvent,
+    LeadUpdatedEvent,
     KeyCreatedEvent,
     KeyRotatedEvent,
     KeyRevokedEvent,

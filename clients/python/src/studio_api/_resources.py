@@ -24,6 +24,7 @@ from ._types import (
     LeadCreated,
     LeadInput,
     LeadPage,
+    LeadUpdate,
     OpenApiDocument,
     Status,
 )
@@ -214,6 +215,10 @@ class LeadListArgs(RequestOptions, total=False):
     """The leads kept as spam instead of the others."""
 
 
+class LeadUpdateArgs(LeadUpdate, RequestOptions, total=False):
+    pass
+
+
 class Leads(Resource[M]):
     @operation
     def create(self, **args: Unpack[LeadArgs]) -> Call[LeadCreated]:
@@ -225,6 +230,11 @@ class Leads(Resource[M]):
     def list(self, **args: Unpack[LeadListArgs]) -> Call[LeadPage]:
         """GET /leads -> an iterator over ``LeadPage``s, newest lead first."""
         return Call.get("/leads", LeadPage.from_json, args)
+
+    @operation
+    def update(self, id: str, **args: Unpack[LeadUpdateArgs]) -> Call[Lead]:
+        """PATCH /leads/{id} -> ``Lead``: its ``status`` and/or ``assignee`` (an email; None gives it to nobody)."""
+        return Call.patch(f"/leads/{quote(id, safe='')}", Lead.from_json, args)
 
     @operation
     def get(self, id: str, **options: Unpack[RequestOptions]) -> Call[Lead]:

@@ -622,6 +622,13 @@ class LeadPage:
         )
 
 
+class LeadUpdate(TypedDict, total=False):
+    status: Status
+    """Any status may follow any."""
+    assignee: str | None
+    """The email of a user of the account to give the lead to; null: nobody."""
+
+
 class OpenApiDocument(dict[str, Any]):
     """The OpenAPI document: a dict, with ``_request_id``."""
 
