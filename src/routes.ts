@@ -1,6 +1,6 @@
 import type { KeyStore } from './accounts/auth.js'
 import { healthzRoute, readyzRoute } from './api/health.js'
-import { updateLeadRoute } from './api/lead-changes.js'
+import { addNoteRoute, updateLeadRoute } from './api/lead-changes.js'
 import { getLeadRoute, listLeadsRoute } from './api/lead-reads.js'
 import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
@@ -45,7 +45,8 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
     messagesRoute(completions), // POST /api/v1/messages
     countTokensRoute(completions), // POST /api/v1/messages/count_tokens
     leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
-    getLeadRoute(db.sql), // GET /api/v1/leads/:id (before the list: the Lead schema is a document's own first)
+    addNoteRoute(db.sql), // POST /api/v1/leads/:id/notes (first: LeadNote, then Lead, are the document's own)
+    getLeadRoute(db.sql), // GET /api/v1/leads/:id (before the list, for the same reason)
     listLeadsRoute(db.sql), // GET /api/v1/leads
     updateLeadRoute(db.sql), // PATCH /api/v1/leads/:id
   ]

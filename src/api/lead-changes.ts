@@ -1,13 +1,14 @@
 import * as v from 'valibot'
 import { ApiError } from '../http/errors.js'
 import { BASE, route, type Route } from '../http/route.js'
+import { addNote, NOTE_MAX } from '../leads/notes.js'
 import { updateLead } from '../leads/update.js'
-import { LEAD_STATUSES } from '../outbox/lead-fields.js'
+import { LEAD_STATUSES, text } from '../outbox/lead-fields.js'
 import type { Sql } from '../storage/db.js'
-import { Lead } from './lead-reads.js'
+import { LEAD_ID, Lead, LeadNote } from './lead-reads.js'
 import { Email } from './schemas.js'
 
-// PATCH /api/v1/leads/{id}: a lead's status and assignee changed with a leads:manage key (leads/update.ts).
+// A lead changed with a leads:manage key: PATCH /api/v1/leads/{id}, its status and assignee (leads/update.ts).
 
 const LeadUpdate = v.pipe(
   v.strictObject({
@@ -29,7 +30,7 @@ export function updateLeadRoute(sql: Sql): Route {
   return route({
     method: 'PATCH',
     path: `${BASE}/leads/:id`,
-    params: { id: v.pipe(v.string(), v.uuid(), v.description("The lead's id.")) },
+    params: LEAD_ID,
     uses: ['key', 'database'],
     scope: 'leads:manage',
     body: LeadUpdate,
@@ -41,6 +42,32 @@ export function updateLeadRoute(sql: Sql): Route {
       const lead = await updateLead(sql, { accountId: principal.accountId, id: params.id, change: body, actor })
       if (!lead) throw new ApiError({ code: 'not_found', message: `There is no lead "${params.id}"` })
       return { status: 200, body: lead }
+    },
+  })
+}
+
+const NoteInput = v.pipe(
+  v.strictObject({ text: v.pipe(text(NOTE_MAX, 1), v.description(`The note, 1 to ${NOTE_MAX} characters.`)) }),
+  v.title('NoteInput')
+)
+
+// POST /api/v1/leads/{id}/notes: a note appended to a lead (leads/notes.ts).
+export function addNoteRoute(sql: Sql): Route {
+  return route({
+    method: 'POST',
+    path: `${BASE}/leads/:id/notes`,
+    params: LEAD_ID,
+    uses: ['key', 'database'],
+    scope: 'leads:manage',
+    body: NoteInput,
+    summary: 'Add a note to a lead',
+    operationId: 'addLeadNote',
+    responses: { 201: { description: 'The note as stored', schema: LeadNote } },
+    async handle({ principal, params, body }) {
+      const author = { kind: 'key', prefix: principal.prefix } as const
+      const note = await addNote(sql, principal.accountId, params.id, body.text, author)
+      if (!note) throw new ApiError({ code: 'not_found', message: `There is no lead "${params.id}"` })
+      return { status: 201, body: note }
     },
   })
 }

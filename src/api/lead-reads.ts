@@ -8,6 +8,19 @@ import { Email } from './schemas.js'
 
 // GET /api/v1/leads and GET /api/v1/leads/{id}: an account's leads read by another system (leads/read.ts).
 
+// The path parameter of /leads/{id} and the paths under it.
+export const LEAD_ID = { id: v.pipe(v.string(), v.uuid(), v.description("The lead's id.")) }
+
+export const LeadNote = v.pipe(
+  v.object({
+    text: v.string(),
+    author: v.pipe(v.string(), v.description("The user's email, or the prefix of the key that wrote it.")),
+    authorKind: v.picklist(['user', 'key']),
+    createdAt: v.pipe(v.string(), v.isoTimestamp()),
+  }),
+  v.title('LeadNote')
+)
+
 const nullable = (description: string) => v.pipe(v.nullable(v.string()), v.description(description))
 const Timestamp = v.pipe(v.string(), v.isoTimestamp())
 
@@ -35,6 +48,7 @@ export const Lead = v.pipe(
     assignee: nullable('The email of the user of the account the lead is given to, or null.'),
     keyPrefix: v.pipe(v.string(), v.description('The prefix of the key that sent it.')),
     spam: v.pipe(v.boolean(), v.description('Kept as spam: its honeypot field was filled.')),
+    notes: v.pipe(v.array(LeadNote), v.description('Its notes, oldest first.')),
   }),
   v.title('Lead')
 )
@@ -106,7 +120,7 @@ export function getLeadRoute(sql: Sql): Route {
   return route({
     method: 'GET',
     path: `${BASE}/leads/:id`,
-    params: { id: v.pipe(v.string(), v.uuid(), v.description("The lead's id.")) },
+    params: LEAD_ID,
     uses: ['key', 'database'],
     scope: 'leads:read',
     summary: 'One lead',

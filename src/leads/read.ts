@@ -1,5 +1,6 @@
 import type { LeadStatus } from '../outbox/lead-fields.js'
 import type { Sql } from '../storage/db.js'
+import { type Note, notesOf } from './notes.js'
 import { cursorAfter, cursorOf } from './search.js'
 
 // An account's leads as the API reads them: a page newest first, keyset-paged on (created_at, id) so that a page is
@@ -39,6 +40,8 @@ export interface LeadRead extends Sent {
   assignee: string | null
   keyPrefix: string
   spam: boolean
+  // Oldest first.
+  notes: Note[]
 }
 
 interface Row extends Sent {
@@ -75,14 +78,21 @@ export async function listLeads(sql: Sql, accountId: string, q: LeadQuery) {
     ${from ? sql`and (l.created_at, l.id) < (${from[0]}::text::timestamptz, ${from[1]}::uuid)` : sql``}
     order by l.created_at desc, l.id desc limit ${q.limit + 1}`
   const page = rows.slice(0, q.limit)
-  return { leads: page.map(read), nextCursor: rows.length > q.limit ? cursorAfter(page[page.length - 1]) : null }
+  const notes = await notesOf(
+    sql,
+    page.map((r) => r.id)
+  )
+  return {
+    leads: page.map((r) => read(r, notes.get(r.id) ?? [])),
+    nextCursor: rows.length > q.limit ? cursorAfter(page[page.length - 1]) : null,
+  }
 }
 
 export async function getLead(sql: Sql, accountId: string, id: string): Promise<LeadRead | null> {
   const [row] = await sql<Row[]>`
     select ${columns(sql)} from leads l left join users u on u.id = l.assignee_id
     where l.id = ${id} and l.account_id = ${accountId}`
-  return row ? read(row) : null
+  return row ? read(row, (await notesOf(sql, [id])).get(id) ?? []) : null
 }
 
 const sent = ({ name, email, service, message, phone, company, budget, locale, source }: Sent): Sent => ({
@@ -97,7 +107,7 @@ const sent = ({ name, email, service, message, phone, company, budget, locale, s
   source,
 })
 
-function read(r: Row): LeadRead {
+function read(r: Row, notes: Note[]): LeadRead {
   const utm = r.utm_source ?? r.utm_medium ?? r.utm_campaign
   return {
     id: r.id,
@@ -109,5 +119,6 @@ function read(r: Row): LeadRead {
     assignee: r.assignee,
     keyPrefix: r.key_prefix,
     spam: r.spam,
+    notes,
   }
 }

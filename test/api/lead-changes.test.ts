@@ -106,3 +106,32 @@ t.test('scopes: leads:manage is needed, and an old key has not gained it', async
   const manager = await s.key({ email: 'manager@example.com', scopes: ['leads:manage'] })
   t.equal((await patch(id, { status: 'won' }, manager)).status, 200, 'a leads:manage key alone')
 })
+
+t.test('notes: appended with their author and time, read with the lead, never changed', async (t) => {
+  const id = await newLead()
+  const add = async (json: unknown, k = key) => {
+    const r = await s.fetch(`/api/v1/leads/${id}/notes`, { method: 'POST', key: k, json })
+    return { status: r.status, body: (await r.json()) as any }
+  }
+  const first = await add({ text: 'Called, no answer' })
+  t.equal(first.status, 201)
+  t.match(first.body, { text: 'Called, no answer', author: prefix, authorKind: 'key', createdAt: /^\d{4}-/ })
+  await add({ text: 'x'.repeat(10_000) })
+  const lead = (await (await s.fetch(`/api/v1/leads/${id}`, { key })).json()) as any
+  t.same(
+    lead.notes.map((n: { text: string }) => n.text.length),
+    [17, 10_000],
+    'oldest first, in the lead'
+  )
+  const page = (await (await s.fetch('/api/v1/leads?limit=100', { key })).json()) as any
+  t.equal(page.leads.find((l: { id: string }) => l.id === id).notes.length, 2, 'and in the list')
+  for (const json of [{}, { text: '' }, { text: '   ' }, { text: 'x'.repeat(10_001) }, { text: 'a', author: 'me' }])
+    t.equal((await add(json)).status, 422, JSON.stringify(json).slice(0, 40))
+  const reader = await s.key({ email: 'manager@example.com', scopes: ['leads:read'] })
+  t.equal((await add({ text: 'hi' }, reader)).status, 403, 'leads:manage is needed')
+  const other = await s.key({ email: 'notes-stranger@example.com' })
+  t.equal((await add({ text: 'hi' }, other)).status, 404, "another account's lead is not found")
+  await t.rejects(sql`update lead_notes set text = 'changed'`, /append-only/, 'the database refuses a change')
+  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from lead_notes where lead_id = ${id}`
+  t.equal(n, 2)
+})

@@ -92,6 +92,12 @@ t.test('leads.list() iterates over pages, leads.get() reads one', async (t) => {
   const won = await reader.leads.update(ids[1], { status: 'won' })
   t.match(won, { id: ids[1], status: 'won', assignee: null })
   t.match(won._request_id, /\S/)
+  const note = await reader.leads.addNote(ids[1], 'Called')
+  t.match(note, { text: 'Called', authorKind: 'key' })
+  t.same(
+    (await reader.leads.get(ids[1])).notes.map((n) => n.text),
+    ['Called']
+  )
   const filtered = reader.leads.list({ status: 'lost' })[Symbol.asyncIterator]()
   t.same((await filtered.next()).value?.leads, [], 'a filter reaches the server')
 })

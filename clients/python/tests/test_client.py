@@ -164,6 +164,9 @@ def test_leads_list_iterates_over_pages_and_get_reads_one() -> None:
     won = client.leads.update(ids[1], status="won")
     assert won.status == "won" and won.assignee is None and won._request_id
     assert client.leads.update(ids[1], assignee=None).assignee is None
+    note = client.leads.add_note(ids[1], text="Called")
+    assert note.text == "Called" and note.author_kind == "key" and note._request_id
+    assert [n.text for n in client.leads.get(ids[1]).notes] == ["Called"]
     assert [p.leads for p in client.leads.list(status="lost", spam=False)] == [[]]
     raw = next(iter(client.with_raw_response.leads.list(limit=1)))
     assert raw.status_code == 200 and len(raw.parse().leads) == 1

@@ -12,6 +12,7 @@ export type LeadCreated = Schemas['LeadCreated']
 export type Lead = Schemas['Lead']
 export type LeadPage = Schemas['LeadPage']
 export type LeadUpdate = Schemas['LeadUpdate']
+export type LeadNote = Schemas['LeadNote']
 export type OpenApiDocument = Schemas['OpenApiDocument'] & Record<string, unknown>
 
 /** A result: the response body, with the response's `x-request-id` as `_request_id`. */
@@ -169,6 +170,9 @@ export class Studio {
     /** `PATCH /leads/{id}`: changes its status or assignee (an email, or null), and answers the lead. */
     update: (id: string, body: LeadUpdate, options?: RequestOptions) =>
       this.#call<Lead>({ method: 'PATCH', path: `/leads/${encodeURIComponent(id)}`, body }, options),
+    /** `POST /leads/{id}/notes`: appends a note (1 to 10,000 characters) to the lead. */
+    addNote: (id: string, text: string, options?: RequestOptions) =>
+      this.#call<LeadNote>({ method: 'POST', path: `/leads/${encodeURIComponent(id)}/notes`, body: { text } }, options),
     /** `GET /leads/{id}`: one lead. */
     get: (id: string, options?: RequestOptions) =>
       this.#call<Lead>({ method: 'GET', path: `/leads/${encodeURIComponent(id)}` }, options),

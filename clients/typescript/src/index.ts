@@ -8,6 +8,7 @@ export {
   type LeadCreated,
   type LeadInput,
   type LeadListQuery,
+  type LeadNote,
   type LeadPage,
   type LeadUpdate,
   type LeadOptions,

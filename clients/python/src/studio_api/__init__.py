@@ -47,6 +47,7 @@ __all__ = [
     "Lead",
     "LeadCreated",
     "LeadInput",
+    "LeadNote",
     "LeadPage",
     "Message",
     "OpenApiDocument",

@@ -23,8 +23,10 @@ from ._types import (
     Lead,
     LeadCreated,
     LeadInput,
+    LeadNote,
     LeadPage,
     LeadUpdate,
+    NoteInput,
     OpenApiDocument,
     Status,
 )
@@ -219,6 +221,10 @@ class LeadUpdateArgs(LeadUpdate, RequestOptions, total=False):
     pass
 
 
+class NoteArgs(NoteInput, RequestOptions, total=False):
+    pass
+
+
 class Leads(Resource[M]):
     @operation
     def create(self, **args: Unpack[LeadArgs]) -> Call[LeadCreated]:
@@ -235,6 +241,11 @@ class Leads(Resource[M]):
     def update(self, id: str, **args: Unpack[LeadUpdateArgs]) -> Call[Lead]:
         """PATCH /leads/{id} -> ``Lead``: its ``status`` and/or ``assignee`` (an email; None gives it to nobody)."""
         return Call.patch(f"/leads/{quote(id, safe='')}", Lead.from_json, args)
+
+    @operation
+    def add_note(self, id: str, **args: Unpack[NoteArgs]) -> Call[LeadNote]:
+        """POST /leads/{id}/notes -> ``LeadNote``: ``text`` appended to the lead's notes."""
+        return Call.of("POST", f"/leads/{quote(id, safe='')}/notes", LeadNote.from_json, args)
 
     @operation
     def get(self, id: str, **options: Unpack[RequestOptions]) -> Call[Lead]:

@@ -531,6 +531,34 @@ class LeadInput(_LeadInputRequired, total=False):
     event."""
 
 
+AuthorKind = Literal["user", "key"]
+
+
+@dataclass(frozen=True)
+class LeadNote:
+    text: str
+    author: str
+    """The user's email, or the prefix of the key that wrote it."""
+    author_kind: AuthorKind
+    created_at: str
+    _request_id: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], request_id: str | None = None) -> LeadNote:
+        return cls(
+            text=data["text"],
+            author=data["author"],
+            author_kind=data["authorKind"],
+            created_at=data["createdAt"],
+            _request_id=request_id,
+        )
+
+
+class NoteInput(TypedDict):
+    text: str
+    """The note, 1 to 10000 characters."""
+
+
 @dataclass(frozen=True)
 class LeadUtm:
     source: str | None
@@ -579,6 +607,8 @@ class Lead:
     """The prefix of the key that sent it."""
     spam: bool
     """Kept as spam: its honeypot field was filled."""
+    notes: list[LeadNote]
+    """Its notes, oldest first."""
     _request_id: str | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -601,6 +631,7 @@ class Lead:
             assignee=data["assignee"],
             key_prefix=data["keyPrefix"],
             spam=data["spam"],
+            notes=[LeadNote.from_json(x) for x in data["notes"]],
             _request_id=request_id,
         )
 
