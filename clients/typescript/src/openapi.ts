@@ -116,7 +116,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The account's leads, newest first, a page at a time */
+        get: operations["listLeads"];
         put?: never;
         /** Create a lead */
         post: operations["createLead"];
@@ -125,6 +126,49 @@ export interface paths {
         options: operations["optionsLeads"];
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/leads/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lead's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a note to a lead */
+        post: operations["addLeadNote"];
+        delete?: never;
+        /** The methods this path allows (no key needed) */
+        options: operations["optionsLeadsIdNotes"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lead's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** One lead */
+        get: operations["getLead"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /** The methods this path allows (no key needed) */
+        options: operations["optionsLeadsId"];
+        head?: never;
+        /** Change a lead's status or assignee */
+        patch: operations["updateLead"];
         trace?: never;
     };
     "/openapi.json": {
@@ -158,6 +202,23 @@ export interface webhooks {
         put?: never;
         /** A lead was created through the API */
         post: operations["onLeadCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A lead’s status or assignee changed */
+        post: operations["onLeadUpdated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -285,7 +346,7 @@ export interface components {
                      * @description forbidden: the scope the key lacks.
                      * @enum {string}
                      */
-                    required_scope?: "me:read" | "leads:write" | "completions:write";
+                    required_scope?: "me:read" | "leads:write" | "leads:read" | "leads:manage" | "completions:write";
                     /** @description forbidden: the web origin (`Origin`) the key does not allow. */
                     origin?: string;
                     /** @description method_not_allowed: the methods. */
@@ -532,6 +593,142 @@ export interface components {
             /** @description Honeypot: leave it out or empty. Meant for a form field hidden from people (bots fill every field): a lead with a non-empty `website` is answered 201 as usual but kept as spam, out of the leads list and raising no event. */
             website?: string;
         };
+        /** LeadNote */
+        LeadNote: {
+            text: string;
+            /** @description The user's email, or the prefix of the key that wrote it. */
+            author: string;
+            /** @enum {string} */
+            authorKind: "user" | "key";
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** NoteInput */
+        NoteInput: {
+            /** @description The note, 1 to 10000 characters. */
+            text: string;
+        };
+        /** Lead */
+        Lead: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When its status or assignee last changed, else createdAt.
+             */
+            updatedAt: string;
+            name: string;
+            email: string;
+            service: string;
+            message: string;
+            /** @description As sent, or null. */
+            phone: string | null;
+            /** @description As sent, or null. */
+            company: string | null;
+            /** @description As sent, or null. */
+            budget: string | null;
+            /** @description As sent, or null. */
+            locale: string | null;
+            /** @description As sent, or null. */
+            source: string | null;
+            /** @description The UTM parameters sent, or null when none was. */
+            utm: {
+                source: string | null;
+                medium: string | null;
+                campaign: string | null;
+            } | null;
+            /**
+             * @description Every lead starts as new.
+             * @enum {string}
+             */
+            status: "new" | "contacted" | "qualified" | "won" | "lost";
+            /** @description The email of the user of the account the lead is given to, or null. */
+            assignee: string | null;
+            /** @description The prefix of the key that sent it. */
+            keyPrefix: string;
+            /** @description Kept as spam: its honeypot field was filled. */
+            spam: boolean;
+            /** @description Its notes, oldest first. */
+            notes: {
+                text: string;
+                /** @description The user's email, or the prefix of the key that wrote it. */
+                author: string;
+                /** @enum {string} */
+                authorKind: "user" | "key";
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+        };
+        /** LeadPage */
+        LeadPage: {
+            /** @description Newest first. */
+            leads: {
+                /** Format: uuid */
+                id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description When its status or assignee last changed, else createdAt.
+                 */
+                updatedAt: string;
+                name: string;
+                email: string;
+                service: string;
+                message: string;
+                /** @description As sent, or null. */
+                phone: string | null;
+                /** @description As sent, or null. */
+                company: string | null;
+                /** @description As sent, or null. */
+                budget: string | null;
+                /** @description As sent, or null. */
+                locale: string | null;
+                /** @description As sent, or null. */
+                source: string | null;
+                /** @description The UTM parameters sent, or null when none was. */
+                utm: {
+                    source: string | null;
+                    medium: string | null;
+                    campaign: string | null;
+                } | null;
+                /**
+                 * @description Every lead starts as new.
+                 * @enum {string}
+                 */
+                status: "new" | "contacted" | "qualified" | "won" | "lost";
+                /** @description The email of the user of the account the lead is given to, or null. */
+                assignee: string | null;
+                /** @description The prefix of the key that sent it. */
+                keyPrefix: string;
+                /** @description Kept as spam: its honeypot field was filled. */
+                spam: boolean;
+                /** @description Its notes, oldest first. */
+                notes: {
+                    text: string;
+                    /** @description The user's email, or the prefix of the key that wrote it. */
+                    author: string;
+                    /** @enum {string} */
+                    authorKind: "user" | "key";
+                    /** Format: date-time */
+                    createdAt: string;
+                }[];
+            }[];
+            /** @description The `cursor` of the next (older) page, or null on the last page. */
+            next_cursor: string | null;
+        };
+        /** LeadUpdate */
+        LeadUpdate: {
+            /**
+             * @description Any status may follow any.
+             * @enum {string}
+             */
+            status?: "new" | "contacted" | "qualified" | "won" | "lost";
+            /** @description The email of a user of the account to give the lead to; null: nobody. */
+            assignee?: string | null;
+        };
         /** OpenApiDocument */
         OpenApiDocument: {
             openapi: string;
@@ -587,6 +784,44 @@ export interface components {
                 createdAt: string;
                 /** @description Prefix of the API key that created the lead. */
                 keyPrefix: string;
+            };
+        };
+        /**
+         * LeadUpdatedEvent
+         * @description A lead’s status or assignee changed
+         */
+        LeadUpdatedEvent: {
+            /** @constant */
+            type: "lead.updated";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description Identifier of the lead.
+                 */
+                id: string;
+                /** @description What changed, each with its value before and after; what did not change is left out. */
+                changes: {
+                    status?: {
+                        /** @enum {string} */
+                        before: "new" | "contacted" | "qualified" | "won" | "lost";
+                        /** @enum {string} */
+                        after: "new" | "contacted" | "qualified" | "won" | "lost";
+                    };
+                    /** @description Emails of the users it was and is given to, or null. */
+                    assignee?: {
+                        before: string | null;
+                        after: string | null;
+                    };
+                };
+                /** @description Email of the user who made the change; null when it was made from the command line. */
+                who: string | null;
+                /** @description Prefix of the API key that made the change; null when it was not made through the API. */
+                keyPrefix: string | null;
             };
         };
         /**
@@ -3094,6 +3329,127 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listLeads: {
+        parameters: {
+            query?: {
+                /** @description How many leads a page holds, 1 to 100 (default 50). */
+                limit?: string;
+                /** @description The previous page's `next_cursor`: the page of the leads older than its last one. */
+                cursor?: string;
+                /** @description Only leads created at or after this time. */
+                since?: string;
+                /** @description Only leads created before this time. */
+                until?: string;
+                /** @description Only leads with this status. */
+                status?: "new" | "contacted" | "qualified" | "won" | "lost";
+                /** @description Only leads given to the user with this email. */
+                assignee?: string;
+                /** @description true: the leads kept as spam instead of the others (default false). */
+                spam?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of leads */
+            200: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Invalid input: invalid_request */
+            422: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createLead: {
         parameters: {
             query?: never;
@@ -3253,6 +3609,420 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    addLeadNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lead's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoteInput"];
+            };
+        };
+        responses: {
+            /** @description The note as stored */
+            201: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadNote"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Unsupported media type: unsupported_media_type */
+            415: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: invalid_json, invalid_request */
+            422: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    optionsLeadsIdNotes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lead's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description The methods of this path. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getLead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lead's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lead */
+            200: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lead"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    optionsLeadsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lead's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content; `Allow` lists the methods */
+            204: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description The methods of this path. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateLead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lead's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadUpdate"];
+            };
+        };
+        responses: {
+            /** @description The lead as changed */
+            200: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lead"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Unsupported media type: unsupported_media_type */
+            415: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: invalid_json, invalid_request */
+            422: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getOpenApi: {
         parameters: {
             query?: never;
@@ -3379,6 +4149,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LeadCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onLeadUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadUpdatedEvent"];
             };
         };
         responses: {

@@ -27,7 +27,7 @@ class Issue:
         )
 
 
-RequiredScope = Literal["me:read", "leads:write", "completions:write"]
+RequiredScope = Literal["me:read", "leads:write", "leads:read", "leads:manage", "completions:write"]
 
 
 @dataclass(frozen=True)
