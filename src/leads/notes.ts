@@ -1,7 +1,7 @@
 import { invalid } from '../http/errors.js'
 import type { Sql } from '../storage/db.js'
 
-// Notes on a lead: append-only (sql/040's trigger refuses a change), each with its author (a user's email, or the
+// Notes on a lead: append-only (sql/038's trigger refuses a change), each with its author (a user's email, or the
 // prefix of the key that wrote it) and time.
 
 export const NOTE_MAX = 10_000
