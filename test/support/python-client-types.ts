@@ -15,6 +15,7 @@ type Schema = {
   enum?: unknown[]
   const?: unknown
   anyOf?: Schema[]
+  additionalProperties?: Schema | boolean
 }
 type Document = {
   paths: Record<string, Record<string, { requestBody?: Content; responses?: Record<string, Content> }>>
@@ -42,6 +43,19 @@ const pascal = (name: string) =>
     .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
     .join('')
 const literal = (values: unknown[]) => `Literal[${values.map((v) => JSON.stringify(v)).join(', ')}]`
+// `NAME = Literal[...]` as `ruff format` lays it out within its 120 columns: on one line, else its values on one
+// indented line, else one value a line with a trailing comma.
+const LINE = 120
+function assignment(name: string, value: string): string {
+  const line = `${name} = ${value}`
+  const inner = value.match(/^Literal\[(.*)\]$/)?.[1]
+  if (line.length <= LINE || inner === undefined) return line
+  if (inner.length + 4 <= LINE) return `${name} = Literal[\n    ${inner}\n]`
+  return `${name} = Literal[\n${inner
+    .split(', ')
+    .map((v) => `    ${v},`)
+    .join('\n')}\n]`
+}
 const nullable = (s: Schema) => s.anyOf?.length === 2 && s.anyOf.some((m) => m.type === 'null')
 
 function docstring(text: string | undefined, indent: string): string[] {
@@ -86,6 +100,8 @@ class Module {
     if (s.enum) return this.alias(literal(s.enum), pascal(hint), parent)
     if (s.type === 'array') return `list[${this.type(s.items ?? {}, kind, hint.replace(/s$/, ''), parent)}]`
     if (s.type === 'object' && s.properties) return this.object(s, kind, pascal(hint), parent)
+    if (s.type === 'object' && typeof s.additionalProperties === 'object')
+      return `dict[str, ${this.type(s.additionalProperties, kind, hint, parent)}]`
     if (s.type === 'object') return 'dict[str, Any]'
     return { string: 'str', integer: 'int', number: 'float', boolean: 'bool' }[s.type ?? ''] ?? 'Any'
   }
@@ -95,7 +111,7 @@ class Module {
     if (known) return known
     const name = this.claim(wanted, parent)
     this.names.set(value, name)
-    this.blocks.push(`${name} = ${value}`)
+    this.blocks.push(assignment(name, value))
     return name
   }
 

@@ -57,7 +57,7 @@ class LeadCreatedData(_LeadCreatedDataRequired, total=False):
     locale: str
     source: str
     utm: Utm
-    fields: dict[str, Any]
+    fields: dict[str, str]
     """Any other fields of the form, by name (a flat map of strings: at most 50 fields, names up to 64 characters,
     values up to 10000 characters)."""
 

@@ -11,7 +11,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
-Code = Literal["unauthorized", "forbidden", "model_not_allowed", "not_found", "model_not_found", "method_not_allowed", "payload_too_large", "unsupported_media_type", "request_timeout", "header_too_large", "bad_request", "invalid_request", "invalid_json", "idempotency_key_reused", "rate_limited", "quota_exceeded", "key_quota_exceeded", "internal_error", "upstream_error", "service_unavailable", "ai_not_configured", "upstream_unavailable", "upstream_timeout"]
+Code = Literal[
+    "unauthorized",
+    "forbidden",
+    "model_not_allowed",
+    "not_found",
+    "model_not_found",
+    "method_not_allowed",
+    "payload_too_large",
+    "unsupported_media_type",
+    "request_timeout",
+    "header_too_large",
+    "bad_request",
+    "invalid_request",
+    "invalid_json",
+    "idempotency_key_reused",
+    "rate_limited",
+    "quota_exceeded",
+    "key_quota_exceeded",
+    "internal_error",
+    "upstream_error",
+    "service_unavailable",
+    "ai_not_configured",
+    "upstream_unavailable",
+    "upstream_timeout",
+]
 
 
 @dataclass(frozen=True)
@@ -522,7 +546,7 @@ class LeadInput(_LeadInputRequired, total=False):
     locale: str
     source: str
     utm: Utm
-    fields: dict[str, Any]
+    fields: dict[str, str]
     """Any other fields of the form, by name (a flat map of strings: at most 50 fields, names up to 64 characters,
     values up to 10000 characters)."""
     website: str
