@@ -4,7 +4,7 @@ import { BASE, type Exchange, route, type Route } from '../http/route.js'
 import { readChatRequest } from '../protocols/openai-schema.js'
 import { aliasOf } from './aliases.js'
 import { openaiBodies, openaiCaller, openaiWithinUnit } from './caller-protocols.js'
-import { completeCall, SERVER_TIMING } from './complete.js'
+import { COST_HEADER, completeCall, SERVER_TIMING } from './complete.js'
 import type { CompletionsDeps } from './completions.js'
 import { openaiErrors } from './protocol-errors.js'
 
@@ -24,7 +24,7 @@ export function chatCompletionsRoute(deps: CompletionsDeps): Route {
       200: {
         description: 'The chat completion, or with `stream: true` its chunks',
         schema: ChatCompletion,
-        headers: { 'Server-Timing': SERVER_TIMING },
+        headers: { 'Server-Timing': SERVER_TIMING, 'x-studio-cost-usd': COST_HEADER },
         events: {
           description:
             'Server-sent events without names, as OpenAI sends them: `chat.completion.chunk` objects (each tool ' +

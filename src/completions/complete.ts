@@ -12,6 +12,14 @@ import { allowedAlias } from './aliases.js'
 
 // The header every completion's 200 carries (a whole answer's here, a stream's from sse-reply.ts), documented by
 // each completion route.
+export const COST_HEADER = {
+  description:
+    "What the whole answer cost in USD, a decimal string to the micro-dollar, from the upstream's usage and the price " +
+    "table; absent when the model has no price. A stream's cost is in its last event (the native route's `done` " +
+    'event, `cost_usd`) or, on the OpenAI- and Anthropic-compatible routes, a closing `: x-studio-cost-usd` comment.',
+  schema: { type: 'string' },
+}
+
 export const SERVER_TIMING = {
   description:
     'Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a ' +

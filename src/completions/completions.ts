@@ -9,7 +9,7 @@ import type { Prices } from './prices.js'
 import { CompletionDelta, CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
 import type { Upstreams } from './fallback.js'
-import { complete, SERVER_TIMING } from './complete.js'
+import { COST_HEADER, complete, SERVER_TIMING } from './complete.js'
 
 export interface CompletionsDeps {
   quota: Quota
@@ -39,7 +39,7 @@ export function completionsRoute(deps: CompletionsDeps): Route {
       200: {
         description: 'The completion (`application/json`), or with `stream: true` its server-sent events',
         schema: CompletionResponse,
-        headers: { 'Server-Timing': SERVER_TIMING, 'x-studio-cost-usd': costHeader },
+        headers: { 'Server-Timing': SERVER_TIMING, 'x-studio-cost-usd': COST_HEADER },
         events: { description: EVENTS, data: { delta: CompletionDelta, done: CompletionResponse }, errors: ERRORS },
       },
     },
@@ -52,10 +52,3 @@ const EVENTS =
   'once, last) or `error` (the Error body, when the call fails after the stream began); `: ping` comments keep ' +
   'the connection while nothing else is sent. Errors before the first event are ordinary JSON answers.'
 const ERRORS: ErrorCode[] = ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'service_unavailable']
-
-const costHeader = {
-  description:
-    "What the whole answer cost in USD, a decimal string to the micro-dollar, from the upstream's usage and the price " +
-    "table; absent when the model has no price (a stream's cost is its `done` event's `cost_usd`).",
-  schema: { type: 'string' },
-}

@@ -3,7 +3,7 @@ import { BASE, type Exchange, route, type Route } from '../http/route.js'
 import { readMessagesRequest } from '../protocols/anthropic-schema.js'
 import { aliasOf } from './aliases.js'
 import { anthropicBodies, anthropicCaller, anthropicWithinUnit } from './caller-protocols.js'
-import { completeCall, SERVER_TIMING } from './complete.js'
+import { COST_HEADER, completeCall, SERVER_TIMING } from './complete.js'
 import type { CompletionsDeps } from './completions.js'
 import { anthropicErrors } from './protocol-errors.js'
 
@@ -25,7 +25,7 @@ export function messagesRoute(deps: CompletionsDeps): Route {
       200: {
         description: 'The message, or with `stream: true` its events',
         schema: AnthropicMessage,
-        headers: { 'Server-Timing': SERVER_TIMING },
+        headers: { 'Server-Timing': SERVER_TIMING, 'x-studio-cost-usd': COST_HEADER },
         events: {
           description:
             "Anthropic's events: `message_start`, `content_block_start`, `content_block_delta` (`text_delta`, " +

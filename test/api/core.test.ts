@@ -245,9 +245,9 @@ t.test('404 and 405', async (t) => {
   t.equal(na.status, 405)
   t.equal(na.headers.get('allow'), 'GET, HEAD')
   t.equal((await errorOf(na)).code, 'method_not_allowed')
-  const leads = await s.fetch('/api/v1/leads', { key })
+  const leads = await s.fetch('/api/v1/leads', { method: 'PUT', key })
   t.equal(leads.status, 405)
-  t.equal(leads.headers.get('allow'), 'POST')
+  t.equal(leads.headers.get('allow'), 'POST, GET, HEAD')
 })
 
 t.test('the database holds only hashes of secrets', async (t) => {

@@ -39,7 +39,8 @@ const labelled = (s: TestServer, name: string, upstream: string) =>
   Number(new RegExp(`^${name}\\{upstream="${upstream}"\\} (\\S+)$`, 'm').exec(s.metrics.render())?.[1])
 
 t.test('the first upstream fails: the second answers, one unit spent, both attempts recorded', async (t) => {
-  const { first, second, s } = await twoUpstreams(t, { STUDIO_UPSTREAM_TIMEOUT_MS: '300' })
+  // Long enough that a loaded machine's 529 is not taken for a hang.
+  const { first, second, s } = await twoUpstreams(t, { STUDIO_UPSTREAM_TIMEOUT_MS: '1500' })
   const cases = [
     ['529', overloaded, 'upstream_unavailable'],
     ['503', json(503, {}), 'upstream_unavailable'],

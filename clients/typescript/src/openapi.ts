@@ -1204,7 +1204,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a stream, up to the upstream's first event). */
                     "Server-Timing"?: string;
-                    /** @description What the whole answer cost in USD, a decimal string to the micro-dollar, from the upstream's usage and the price table; absent when the model has no price (a stream's cost is its `done` event's `cost_usd`). */
+                    /** @description What the whole answer cost in USD, a decimal string to the micro-dollar, from the upstream's usage and the price table; absent when the model has no price. A stream's cost is in its last event (the native route's `done` event, `cost_usd`) or, on the OpenAI- and Anthropic-compatible routes, a closing `: x-studio-cost-usd` comment. */
                     "x-studio-cost-usd"?: string;
                     /** @description On a stream: `no`, so that a proxy (nginx) passes each event on as it comes. */
                     "X-Accel-Buffering"?: "no";
@@ -1399,6 +1399,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a stream, up to the upstream's first event). */
                     "Server-Timing"?: string;
+                    /** @description What the whole answer cost in USD, a decimal string to the micro-dollar, from the upstream's usage and the price table; absent when the model has no price. A stream's cost is in its last event (the native route's `done` event, `cost_usd`) or, on the OpenAI- and Anthropic-compatible routes, a closing `: x-studio-cost-usd` comment. */
+                    "x-studio-cost-usd"?: string;
                     /** @description On a stream: `no`, so that a proxy (nginx) passes each event on as it comes. */
                     "X-Accel-Buffering"?: "no";
                     [name: string]: unknown;
@@ -2319,6 +2321,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Standard Server-Timing: `upstream;dur=<ms>, total;dur=<ms>`; the difference is what the gateway added (for a stream, up to the upstream's first event). */
                     "Server-Timing"?: string;
+                    /** @description What the whole answer cost in USD, a decimal string to the micro-dollar, from the upstream's usage and the price table; absent when the model has no price. A stream's cost is in its last event (the native route's `done` event, `cost_usd`) or, on the OpenAI- and Anthropic-compatible routes, a closing `: x-studio-cost-usd` comment. */
+                    "x-studio-cost-usd"?: string;
                     /** @description On a stream: `no`, so that a proxy (nginx) passes each event on as it comes. */
                     "X-Accel-Buffering"?: "no";
                     [name: string]: unknown;
