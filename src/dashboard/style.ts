@@ -39,7 +39,8 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 code{background:var(--code);padding:2px 6px;border-radius:4px;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:1px 8px;border-radius:99px;font-size:12px;font-weight:600;border:1px solid}
 .badge.active{color:var(--ok)}.badge.grace{color:var(--warn)}.badge.expired,.badge.revoked{color:var(--muted)}
-.badge.failed{color:var(--danger)}.muted{color:var(--muted);font-size:13px}
+.badge.failed{color:var(--danger)}.badge.unread{color:var(--accent)}tr.unread td{font-weight:600}
+ol.notes{list-style:none;padding:0;margin:0 0 12px}ol.notes p{margin:0 0 4px}p.note{white-space:pre-wrap;overflow-wrap:anywhere}.muted{color:var(--muted);font-size:13px}
 fieldset{border:0;padding:0;margin:0 0 12px;min-width:0}
 legend{font-size:13px;font-weight:600;padding:0;margin-bottom:4px}
 label.check{font-weight:400;font-size:14px;display:flex;gap:8px;align-items:center}

@@ -1,3 +1,4 @@
+import { LEAD_STATUSES, type LeadStatus } from '../outbox/lead-fields.js'
 import type { Sql } from '../storage/db.js'
 import { isUuid } from '../storage/uuid.js'
 
@@ -29,18 +30,47 @@ export type ExtraFields = Record<string, string> | null
 
 // A case-insensitive substring of name, email, company or message, and the first and last days (YYYY-MM-DD, UTC),
 // each '' when not filtered on; and which leads: those kept as spam (their honeypot filled), or by default the others.
+// `status` and `assignee` ('me', 'nobody' or a user's id) narrow it further, '' when not filtered on; `me` is the
+// viewer's user id that 'me' stands for.
 export interface LeadFilter {
   q: string
   from: string
   to: string
   spam: boolean
+  status: LeadStatus | ''
+  assignee: string
+  me: string
+}
+
+export interface Narrow {
+  status?: string | null
+  assignee?: string | null
+  me?: string
 }
 
 // The filter from what a user typed: the search text trimmed and clipped, days that are not dates dropped; `show`
-// 'spam' for the spam.
-export function leadFilter(q: string | null, from: string | null, to: string | null, show?: string | null): LeadFilter {
+// 'spam' for the spam; a status or an assignee that is none of the known ones dropped.
+export function leadFilter(
+  q: string | null,
+  from: string | null,
+  to: string | null,
+  show?: string | null,
+  narrow: Narrow = {}
+): LeadFilter {
   const day = (s: string | null) => (s && DAY.test(s) && !Number.isNaN(Date.parse(s)) ? s : '')
-  return { q: (q ?? '').trim().slice(0, 200), from: day(from), to: day(to), spam: show === 'spam' }
+  const status = LEAD_STATUSES.find((s) => s === narrow.status) ?? ''
+  const me = narrow.me ?? ''
+  const a = narrow.assignee ?? ''
+  const assignee = (a === 'me' && me) || a === 'nobody' || isUuid(a) ? a : ''
+  return {
+    q: (q ?? '').trim().slice(0, 200),
+    from: day(from),
+    to: day(to),
+    spam: show === 'spam',
+    status,
+    assignee,
+    me,
+  }
 }
 
 // The account's leads matching the filter, as an SQL fragment.
@@ -54,7 +84,15 @@ export function matching(sql: Sql, accountId: string, f: LeadFilter) {
         : sql``
     }
     ${f.from ? sql`and created_at >= ${f.from}::date` : sql``}
-    ${f.to ? sql`and created_at < ${f.to}::date + 1` : sql``}`
+    ${f.to ? sql`and created_at < ${f.to}::date + 1` : sql``}
+    ${f.status ? sql`and status = ${f.status}` : sql``}
+    ${
+      f.assignee === 'nobody'
+        ? sql`and assignee_id is null`
+        : f.assignee
+          ? sql`and assignee_id = ${f.assignee === 'me' ? f.me : f.assignee}`
+          : sql``
+    }`
 }
 
 // The cursor is the last row's (created_at, id), opaque to the caller: the next page is everything strictly older.
@@ -75,6 +113,11 @@ export interface LeadSummary {
   company: string | null
   service: string
   created_at: Date
+  status: LeadStatus
+  // The assignee's email, or null: nobody.
+  assignee: string | null
+  // Null: nobody opened its page yet.
+  opened_at: Date | null
 }
 
 // At most `size` leads older than the cursor `after` (null or unreadable: the newest), and the cursor of the page
@@ -82,7 +125,8 @@ export interface LeadSummary {
 export async function leadsPage(sql: Sql, accountId: string, f: LeadFilter, after: string | null, size: number) {
   const from = cursorOf(after)
   const rows = await sql<(LeadSummary & { at: string })[]>`
-    select id, name, email, company, service, created_at,
+    select id, name, email, company, service, created_at, status, opened_at,
+           (select u.email from users u where u.id = assignee_id) as assignee,
            to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
     from leads where ${matching(sql, accountId, f)}
     ${from ? sql`and (created_at, id) < (${from[0]}::text::timestamptz, ${from[1]}::uuid)` : sql``}
@@ -101,9 +145,16 @@ export async function findLead(sql: Sql, accountId: string, id: string) {
     created: Date
     key_name: string | null
     spam: boolean
+    status: LeadStatus
+    assignee: string | null
   }
   const [lead] = await sql<Found[]>`
-    select l.*, l.created_at as created, k.name as key_name from leads l left join api_keys k on k.prefix = l.key_prefix
+    select l.*, l.created_at as created, k.name as key_name, u.email as assignee
+    from leads l left join api_keys k on k.prefix = l.key_prefix left join users u on u.id = l.assignee_id
     where l.id = ${id} and l.account_id = ${accountId}`
   return lead ?? null
 }
+
+// The lead was opened: it is no longer shown as unread.
+export const markOpened = (sql: Sql, accountId: string, id: string) =>
+  sql`update leads set opened_at = clock_timestamp() where id = ${id} and account_id = ${accountId} and opened_at is null`

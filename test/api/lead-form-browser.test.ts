@@ -113,7 +113,7 @@ async function run() {
     t.match(await page.textContent('main'), site, 'the key’s origin on the keys page')
     await page.getByRole('link', { name: 'Leads' }).first().click()
     await page.waitForURL(`${server.url}/dashboard/leads`)
-    const names = () => page.locator('tbody tr td:nth-child(2)').allTextContents()
+    const names = () => page.locator('tbody tr td:nth-child(2) a').allTextContents()
     t.same(await names(), ['Third', 'Ada Lovelace'])
     await page.getByLabel('Show').selectOption('spam')
     await page.getByRole('button', { name: 'Filter' }).click()

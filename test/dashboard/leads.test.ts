@@ -125,3 +125,98 @@ t.test("another account's leads are not visible", async (t) => {
   t.equal((await other.get(`/dashboard/leads/${hostileId}`)).status, 404)
   t.ok(new Browser(server.url))
 })
+
+const leadIdOf = async (q: string) => rowsOf((await owner.get(`/dashboard/leads?q=${q}`)).text)[0]
+const apiLead = async (id: string) =>
+  (await (await server.fetch(`/api/v1/leads/${id}`, { key })).json()) as {
+    status: string
+    assignee: string | null
+    notes: { text: string; author: string }[]
+  }
+
+t.test('status and assignee: one plain form, the same change as the API, audited', async (t) => {
+  const invited = await owner.submit('/dashboard/team', '/dashboard/team', {
+    email: 'colleague@example.com',
+    role: 'member',
+  })
+  t.equal(invited.status, 200)
+  const id = await leadIdOf('lead5%40')
+  const page = await owner.get(`/dashboard/leads/${id}`)
+  t.match(page.text, '<option value="colleague@example.com">colleague@example.com</option>', 'every user to pick')
+  t.match(page.text, '<option value="new" selected>new</option>')
+  const saved = await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${id}`, {
+    status: 'contacted',
+    assignee: 'colleague@example.com',
+  })
+  t.equal(saved.status, 303)
+  t.equal(saved.headers.get('location'), `/dashboard/leads/${id}?done=lead-saved`)
+  const after = await owner.get(`/dashboard/leads/${id}?done=lead-saved`)
+  t.match(after.text, 'were saved')
+  t.match(after.text, '<option value="contacted" selected>contacted</option>')
+  t.match(after.text, '<option value="colleague@example.com" selected>')
+  t.match(await apiLead(id), { status: 'contacted', assignee: 'colleague@example.com' }, 'the API reads the change')
+  const audit = await owner.get('/dashboard/audit')
+  t.match(audit.text, 'lead.updated')
+  const nobody = await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${id}`, { status: 'won', assignee: '' })
+  t.equal(nobody.status, 303)
+  t.match(await apiLead(id), { status: 'won', assignee: null }, 'nobody')
+})
+
+t.test('status and assignee: bad input is an error page, nothing changed', async (t) => {
+  const id = await leadIdOf('lead6%40')
+  const stranger = await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${id}`, {
+    status: 'won',
+    assignee: 'stranger@example.com',
+  })
+  t.equal(stranger.status, 422)
+  t.match(stranger.text, 'assignee: is not a user of this account')
+  const status = await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${id}`, { status: 'done' })
+  t.equal(status.status, 400)
+  t.match(status.text, 'Pick a status from the list')
+  t.match(await apiLead(id), { status: 'new', assignee: null })
+  const missing = '00000000-0000-0000-0000-000000000000'
+  t.equal((await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${missing}`, { status: 'won' })).status, 404)
+  t.equal((await owner.submit(`/dashboard/leads/${id}`, '/dashboard/leads/nope', { status: 'won' })).status, 404)
+  t.equal((await owner.post(`/dashboard/leads/${id}`, { status: 'won' })).status, 403, 'no CSRF token, no change')
+})
+
+t.test('notes: added from the page with their author and time, listed oldest first', async (t) => {
+  const id = await leadIdOf('lead7%40')
+  t.match((await owner.get(`/dashboard/leads/${id}`)).text, 'No notes yet')
+  for (const text of ['Called, <b>no answer</b>', 'Second try\nreached them'])
+    t.equal((await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${id}/notes`, { text })).status, 303)
+  const page = (await owner.get(`/dashboard/leads/${id}?done=note-added`)).text
+  t.match(page, 'The note was added')
+  t.match(page, /leads@example\.com · \d{4}-\d\d-\d\d \d\d:\d\d UTC<\/p><p class="note">Called, &lt;b&gt;no answer/)
+  t.ok(page.indexOf('Called') < page.indexOf('Second try'), 'oldest first')
+  t.match((await apiLead(id)).notes, [{ author: 'leads@example.com', text: 'Called, <b>no answer</b>' }, {}])
+  const blank = await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${id}/notes`, { text: '  ' })
+  t.equal(blank.status, 422)
+  t.match(blank.text, 'text: must not be blank')
+  const long = await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${id}/notes`, {
+    text: 'x'.repeat(10_001),
+  })
+  t.equal(long.status, 422)
+  t.equal((await apiLead(id)).notes.length, 2, 'nothing added by a refused note')
+})
+
+t.test('the list: filters by status and assignee as GET parameters, unread until opened', async (t) => {
+  const id = await leadIdOf('lead8%40')
+  t.match((await owner.get('/dashboard/leads?q=lead8%40')).text, 'badge unread', 'nobody opened it yet')
+  await owner.submit(`/dashboard/leads/${id}`, `/dashboard/leads/${id}`, {
+    status: 'qualified',
+    assignee: 'leads@example.com',
+  })
+  t.notMatch((await owner.get('/dashboard/leads?q=lead8%40')).text, 'badge unread', 'opened')
+  t.same(rowsOf((await owner.get('/dashboard/leads?status=qualified')).text), [id])
+  t.same(rowsOf((await owner.get('/dashboard/leads?assignee=me')).text), [id], 'assigned to me')
+  const mine = await owner.get('/dashboard/leads?assignee=me&status=qualified')
+  t.match(mine.text, '<option value="me" selected>Me</option>', 'the filter shown as chosen')
+  t.equal(rowsOf((await owner.get('/dashboard/leads?assignee=me&status=lost')).text).length, 0)
+  t.equal(rowsOf((await owner.get('/dashboard/leads?assignee=nobody')).text).length, 50, 'a page of unassigned')
+  t.notOk(rowsOf((await owner.get('/dashboard/leads?assignee=nobody&q=lead8%40')).text).length)
+  const all = rowsOf((await owner.get('/dashboard/leads?status=bogus&assignee=%27%3B')).text).length
+  t.equal(all, 50, 'unknown filter values are dropped, not an error')
+  const csv = await fetch(`${server.url}/dashboard/leads.csv?status=qualified`, { headers: { cookie: owner.cookie } })
+  t.equal((await csv.text()).trim().split('\r\n').length, 2, 'the export follows the filters')
+})
