@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks'
 import t from 'tap'
-import { needsChromium, openBrowser, watchProblems } from '../support/browser.js'
+import { needsChromium, openBrowser, signInWithPassword, watchProblems } from '../support/browser.js'
 import { PASSWORD, signinLink } from '../support/dashboard-client.js'
 import { testDatabase } from '../support/database.js'
 import { eventually } from '../support/eventually.js'
@@ -21,11 +21,11 @@ async function run() {
   const page = await context.newPage()
   const problems = watchProblems(page, origin)
 
-  await page.goto(await signinLink(dbEnv, { STUDIO_PUBLIC_URL: server.url }, ['--email', 'hooks@example.com']))
-  await page.getByLabel('New password').fill(PASSWORD)
-  await page.getByLabel('Repeat it').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Save and sign in' }).click()
-  await page.waitForURL(url('/dashboard/keys'))
+  await signInWithPassword(
+    page,
+    await signinLink(dbEnv, { STUDIO_PUBLIC_URL: server.url }, ['--email', 'hooks@example.com']),
+    PASSWORD
+  )
 
   let secret = ''
   await t.test('add an endpoint; its secret is shown once', async (t) => {

@@ -49,3 +49,12 @@ export function watchProblems(page: Page, origin: string): string[] {
   page.on('request', (r) => new URL(r.url()).origin !== origin && problems.push(`request: ${r.url()}`))
   return problems
 }
+
+// Signs in with a new user's sign-in link as a person would: choose a password, land on the API keys.
+export async function signInWithPassword(page: Page, link: string, password: string) {
+  await page.goto(link)
+  await page.getByLabel('New password').fill(password)
+  await page.getByLabel('Repeat it').fill(password)
+  await page.getByRole('button', { name: 'Save and sign in' }).click()
+  await page.waitForURL(/\/dashboard\/keys$/)
+}

@@ -1,0 +1,104 @@
+import t from 'tap'
+import { needsChromium, openBrowser, signInWithPassword, watchProblems } from '../support/browser.js'
+import { PASSWORD, signinLink } from '../support/dashboard-client.js'
+import { testDatabase } from '../support/database.js'
+import { eventually } from '../support/eventually.js'
+import { receiver } from '../support/receiver.js'
+import { startTestServer } from '../support/server.js'
+
+// A lead's page driven in a real browser as a person would: the lead shows as unread in the list, its status and
+// assignee change with the form, a note is added; a webhook receiver gets each change as lead.updated.
+if (needsChromium(t)) await run()
+
+async function run() {
+  const dbEnv = await testDatabase(t)
+  const server = await startTestServer(t, { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { dbEnv })
+  const origin = new URL(server.url).origin
+  const url = (path: string) => `${server.url}${path}`
+  const context = await openBrowser(t)
+  const page = await context.newPage()
+  const problems = watchProblems(page, origin)
+  const hook = await receiver(t)
+
+  await signInWithPassword(
+    page,
+    await signinLink(dbEnv, { STUDIO_PUBLIC_URL: server.url }, ['--email', 'owner@example.com']),
+    PASSWORD
+  )
+  const key = await server.key({ email: 'owner@example.com', keyName: 'site' })
+  const sent = await server.fetch('/api/v1/leads', {
+    method: 'POST',
+    key,
+    json: { name: 'Ada Lovelace', email: 'ada@example.com', service: 'web', message: 'A quote, please' },
+  })
+  if (sent.status !== 201) throw new Error(`POST /leads answered ${sent.status}`)
+  const { id } = (await sent.json()) as { id: string }
+
+  await t.test('set up: a colleague on the Team page, an endpoint for lead.updated', async (t) => {
+    await page.getByRole('link', { name: 'Team' }).click()
+    await page.getByLabel('Email').fill('bo@example.com')
+    await page.getByRole('button', { name: 'Create sign-in link' }).click()
+    t.match(await page.textContent('main'), 'A sign-in link for bo@example.com')
+    await page.getByRole('link', { name: 'Webhooks' }).click()
+    await page.getByLabel('Endpoint URL').fill(hook.url)
+    await page.getByLabel('Only these:').check()
+    await page.getByLabel('lead.updated').check()
+    await page.getByRole('button', { name: 'Add endpoint' }).click()
+    t.match(await page.textContent('main'), 'Copy it now')
+  })
+
+  await t.test('the list shows the lead unread; its page opens it', async (t) => {
+    await page.getByRole('link', { name: 'Leads', exact: true }).click()
+    const row = page.locator('tr', { hasText: 'Ada Lovelace' })
+    t.match(await row.textContent(), /unread.*ada@example\.com.*new/s)
+    await page.getByRole('link', { name: 'Ada Lovelace' }).click()
+    await page.waitForURL(url(`/dashboard/leads/${id}`))
+    await page.getByRole('link', { name: '← Leads' }).click()
+    t.notMatch(await row.textContent(), 'unread', 'opened now')
+    await row.getByRole('link', { name: 'Ada Lovelace' }).click()
+  })
+
+  await t.test('status and assignee: chosen and saved; the receiver gets lead.updated', async (t) => {
+    await page.getByLabel('Status').selectOption('contacted')
+    await page.getByLabel('Assigned to').selectOption('bo@example.com')
+    await page.getByRole('button', { name: 'Save' }).click()
+    t.match(await page.getByRole('status').textContent(), 'were saved')
+    t.equal(await page.getByLabel('Status').inputValue(), 'contacted')
+    t.equal(await page.getByLabel('Assigned to').inputValue(), 'bo@example.com')
+    await eventually(() => hook.got.length === 1, { what: 'lead.updated at the receiver' })
+    const event = JSON.parse(hook.got[0].body) as { type: string; data: Record<string, unknown> }
+    t.equal(event.type, 'lead.updated')
+    t.match(event.data, {
+      id,
+      who: 'owner@example.com',
+      changes: {
+        status: { before: 'new', after: 'contacted' },
+        assignee: { before: null, after: 'bo@example.com' },
+      },
+    })
+  })
+
+  await t.test('a note: typed, added, listed with its author and time', async (t) => {
+    t.match(await page.textContent('main'), 'No notes yet')
+    await page.getByLabel('Add a note').fill('Called her: wants a quote by Friday.')
+    await page.getByRole('button', { name: 'Add note' }).click()
+    t.match(await page.getByRole('status').textContent(), 'The note was added')
+    t.match(
+      await page.locator('ol.notes li').textContent(),
+      /owner@example\.com · \d{4}-\d\d-\d\d \d\d:\d\d UTC\s*Called her: wants a quote by Friday\./
+    )
+  })
+
+  await t.test('the list filters by the new status and by "me"', async (t) => {
+    await page.getByRole('link', { name: '← Leads' }).click()
+    await page.getByLabel('Status').selectOption('contacted')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    t.match(await page.textContent('main'), 'Ada Lovelace')
+    t.match(page.url(), 'status=contacted')
+    await page.getByLabel('Assigned to').selectOption('me')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    t.match(await page.textContent('main'), 'No lead matches', 'it is given to bo, not to me')
+  })
+
+  t.test('no console errors, no failed requests', async (t) => t.same(problems, []))
+}
