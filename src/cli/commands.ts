@@ -14,6 +14,7 @@ import { keyCommands } from './key-commands.js'
 import { serve } from './serve.js'
 import { auditCommand } from './audit.js'
 import { backupCommands } from './backup.js'
+import { teamCommands } from './team-commands.js'
 import { webhookCommands } from './webhook-commands.js'
 
 // The `studio` commands, in the order of the help. A new command is one entry here.
@@ -107,6 +108,7 @@ export const commands: Command[] = [
       })
     },
   },
+  ...teamCommands,
   {
     name: 'usage',
     args: '[--month YYYY-MM] [--by upstream]',
