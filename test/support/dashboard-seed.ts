@@ -1,6 +1,8 @@
 import { setKeyLimits } from '../../src/accounts/key-limits.js'
 import { setLeadMailChoice } from '../../src/accounts/lead-mail.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
+import { addNote } from '../../src/leads/notes.js'
+import { updateLead } from '../../src/leads/update.js'
 import { signinLink } from './dashboard-client.js'
 import { testDatabase } from './database.js'
 import { eventually } from './eventually.js'
@@ -106,6 +108,27 @@ export async function seedDashboard(t: Teardown) {
   }
   await eventually(() => crm.got.length >= people.length && gone.got.length >= 1, { what: 'the leads delivered' })
   await eventually(() => smtp.got.length >= people.length, { what: 'the lead mails sent' })
+  // Leads some weeks in: triaged, given to someone, with notes; the newest two nobody has opened yet.
+  const leads = await sql<{ id: string }[]>`select id from leads where account_id = ${ada.account_id}
+    order by created_at, id`
+  const actor = { kind: 'user' as const, email: 'ada@example.com', address: null }
+  const triage = [
+    { status: 'won', assignee: 'ada@example.com' },
+    { status: 'contacted', assignee: 'grace@example.com' },
+    { status: 'qualified', assignee: 'ada@example.com' },
+    { status: 'lost', assignee: null },
+  ] as const
+  for (const [i, change] of triage.entries()) {
+    const id = leads[i].id
+    await updateLead(sql, { accountId: ada.account_id, id, change, actor })
+    await sql`update leads set opened_at = created_at where id = ${id}`
+  }
+  const author = { kind: 'user' as const, email: 'ada@example.com' }
+  await addNote(sql, ada.account_id, leads[0].id, 'Called her: a website and a booking form, budget agreed.', author)
+  await addNote(sql, ada.account_id, leads[0].id, 'Signed the quote. Kick-off on Monday.', {
+    kind: 'user',
+    email: 'grace@example.com',
+  })
   const prefix = key.split('_')[1]
   const now = new Date()
   for (let day = 1; day <= now.getUTCDate(); day++) {
