@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import { randomUUID } from 'node:crypto'
 import { createHttpServer } from './http/server.js'
 import { createKeyStore } from './accounts/auth.js'
 import { openOriginSet } from './accounts/origins.js'
@@ -18,6 +19,7 @@ import { createQuota } from './quota/quota.js'
 import { postgresStore } from './quota/postgres-store.js'
 import { limitsByPlan } from './quota/plans.js'
 import { createRecorder } from './completions/record-writer.js'
+import { createBudgets } from './completions/budget.js'
 import { createPrices } from './completions/prices.js'
 import type { CallOptions } from './completions/call.js'
 import { lazyDashboard } from './dashboard/lazy.js'
@@ -64,8 +66,20 @@ const poolGauge = (metrics: Metrics, db: Database) =>
 
 const QUOTA_TICK_MS = 50
 
-async function openQuota(db: Database, config: Config, log: Logger, clock: () => number, metrics: Metrics) {
-  const store = postgresStore(db.raw, { limits: limitsByPlan(config), leaseMs: config.STUDIO_QUOTA_LEASE_MS })
+interface QuotaOptions {
+  log: Logger
+  clock: () => number
+  metrics: Metrics
+  // This process's id in the quota's leases, which its budget holds share (sql/041).
+  processId: string
+}
+
+async function openQuota(db: Database, config: Config, { log, clock, metrics, processId }: QuotaOptions) {
+  const store = postgresStore(db.raw, {
+    limits: limitsByPlan(config),
+    leaseMs: config.STUDIO_QUOTA_LEASE_MS,
+    processId,
+  })
   const quota = createQuota({
     store,
     keyStore: store.keys,
@@ -120,10 +134,14 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
   await keys.refresh()
   const origins = await openOriginSet(db.sql, keys, log)
-  const recorder = createRecorder(db.raw, log)
+  const processId = randomUUID()
+  const recorder = createRecorder(db.raw, log, processId)
   const clock = opts.clock ?? Date.now
   const metrics = opts.metrics ?? createMetrics()
-  const [quota, tracer] = await Promise.all([openQuota(db, config, log, clock, metrics), openTracer(config, log)])
+  const [quota, tracer] = await Promise.all([
+    openQuota(db, config, { log, clock, metrics, processId }),
+    openTracer(config, log),
+  ])
   quota.run(QUOTA_TICK_MS)
   // A plan or a key's own cap changed: what this process holds ahead under the old one is given back.
   keys.onAccountChange(quota.drop)
@@ -146,6 +164,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     dispatcher,
     recorder,
     prices: createPrices(config),
+    budgets: createBudgets(db.raw, processId),
     log,
     metrics,
     timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS,

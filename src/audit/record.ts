@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'user.created',
   'user.changed',
   'plan.changed',
+  'budget.changed',
   'key.created',
   'key.rotated',
   'key.revoked',

@@ -1,4 +1,5 @@
 import { saveUser, setPlan } from '../accounts/user-save.js'
+import { parseUsd, setBudget } from '../accounts/budget-set.js'
 import { createSigninLink, newSigninLink } from '../accounts/signin-links.js'
 import { spendText, usageByAccount, usageByUpstream, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
@@ -73,6 +74,28 @@ export const commands: Command[] = [
         const account = await setPlan(sql, address, plan, actor)
         if (!account) throw new Error(`no user with email ${address}`)
         io.out(`account ${account} is now on plan ${plan}`)
+      })
+    },
+  },
+  {
+    name: 'budget set',
+    args: '--email E USD',
+    help: "set the monthly budget of E's account to USD (25.00), or lift it (USD: none)",
+    manual:
+      "set the monthly budget of E's account in USD (`25.00`, to the micro-dollar), or lift it with `none`: calls " +
+      'that do not fit what is left are refused with `budget_exceeded` (see docs/spend.md)',
+    run: ({ values, positionals, io, actor, database }) => {
+      if (!values.email) throw new UsageError('budget set needs --email')
+      const address = check(Email, values.email, '--email')
+      const text = positionals[0]
+      if (text === undefined) throw new UsageError('budget set needs an amount in USD (25.00) or none')
+      const micros = text === 'none' ? null : parseUsd(text)
+      if (micros === null && text !== 'none')
+        throw new UsageError(`budget set: ${JSON.stringify(text)} is not an amount in USD (25.00) or none`)
+      return database(async (sql) => {
+        const account = await setBudget(sql, address, micros, actor)
+        if (!account) throw new Error(`no user with email ${address}`)
+        io.out(`account ${account} now has ${micros === null ? 'no budget' : `a monthly budget of ${text} USD`}`)
       })
     },
   },

@@ -23,6 +23,7 @@ export function recordCompletion(c: CompletionContext, outcome: string, call: Ca
   const model = last?.model ?? c.upstreamModel
   const cost = used?.usageSeen === false ? null : c.deps.prices.costMicros(model, used?.usage ?? NONE)
   c.deps.metrics?.upstream(outcome, (performance.now() - c.t0) / 1000)
+  c.budget.recorded = true
   c.deps.recorder.record({
     account_id: principal.accountId,
     key_prefix: principal.prefix,
@@ -41,6 +42,8 @@ export function recordCompletion(c: CompletionContext, outcome: string, call: Ca
     created_at: new Date(),
     usage_missing: used?.usageSeen === false,
     cost_micros: cost,
+    budget_hold: c.budget.micros,
+    budget_month: c.budget.month,
   })
   return cost
 }

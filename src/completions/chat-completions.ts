@@ -31,7 +31,7 @@ export function chatCompletionsRoute(deps: CompletionsDeps): Route {
             "call's index, id and name first, then its arguments in pieces), a usage chunk when " +
             '`stream_options.include_usage`, then `data: [DONE]`; a failure after the first chunk is an error object.',
           data: { message: v.union([ChatCompletionChunk, StreamError]) },
-          errors: ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'service_unavailable'],
+          errors: ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'budget_exceeded', 'service_unavailable'],
           terminator: '[DONE]',
         },
       },

@@ -9,6 +9,7 @@ import { callFailed } from './call-failed.js'
 import { CallAbort } from './abort.js'
 import { streamCompletion } from './stream-complete.js'
 import { allowedAlias } from './aliases.js'
+import { upperBound } from './budget.js'
 
 // The header every completion's 200 carries (a whole answer's here, a stream's from sse-reply.ts), documented by
 // each completion route.
@@ -54,6 +55,8 @@ export async function completeCall(deps: CompletionsDeps, x: Exchange, ask: Comp
   const off = upstreams.notConfigured()
   if (off) throw off
   const upstreamModel = upstreams.model(ask.alias)
+  const bound = upperBound(deps.prices, upstreams.models(ask.alias), ask.call)
+  const budget = await deps.budgets.reserve(principal.accountId, deps.quota.month(), bound)
   const abort = new CallAbort()
   const cancel = () => abort.cancel()
   const onClose = () => res.writableFinished || cancel()
@@ -78,6 +81,7 @@ export async function completeCall(deps: CompletionsDeps, x: Exchange, ask: Comp
       alias,
       caller,
       ticket,
+      budget,
       opts,
       tries: [],
       upstreamModel,
@@ -88,6 +92,9 @@ export async function completeCall(deps: CompletionsDeps, x: Exchange, ask: Comp
   } finally {
     res.off('close', onClose)
     await ticket.giveBack()
+    await deps.budgets
+      .giveBack(budget)
+      .catch((e) => deps.log.warn('a budget hold could not be given back', { err: String(e) }))
   }
 }
 

@@ -6,6 +6,7 @@ import type { Metrics } from '../ops/service-metrics.js'
 import type { Quota } from '../quota/quota.js'
 import type { Recorder } from './record-writer.js'
 import type { Prices } from './prices.js'
+import type { Budgets } from './budget.js'
 import { CompletionDelta, CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
 import type { Upstreams } from './fallback.js'
@@ -18,6 +19,7 @@ export interface CompletionsDeps {
   dispatcher: Transport
   recorder: Recorder
   prices: Prices
+  budgets: Budgets
   log: Logger
   timeoutMs: number
   backoff?: CallOptions['backoff']
@@ -51,4 +53,10 @@ const EVENTS =
   'Server-sent events: `delta` (`{"text"}`, each piece of text in order), then `done` (the CompletionResponse, ' +
   'once, last) or `error` (the Error body, when the call fails after the stream began); `: ping` comments keep ' +
   'the connection while nothing else is sent. Errors before the first event are ordinary JSON answers.'
-const ERRORS: ErrorCode[] = ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'service_unavailable']
+const ERRORS: ErrorCode[] = [
+  'upstream_error',
+  'quota_exceeded',
+  'key_quota_exceeded',
+  'budget_exceeded',
+  'service_unavailable',
+]

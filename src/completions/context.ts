@@ -5,6 +5,7 @@ import type { QuotaTicket } from '../quota/ticket-pair.js'
 import type { Alias, CallOptions, Protocol } from './call.js'
 import type { CompletionsDeps } from './completions.js'
 import type { Try } from './fallback.js'
+import type { BudgetHold } from './budget.js'
 
 // One completion under way: the exchange, the services it needs (made once at start), and what it holds for its
 // whole life: its quota ticket, the call's options with its abort, every attempt so far. complete.ts makes it once
@@ -17,6 +18,8 @@ export interface CompletionContext {
   // How a caller of the OpenAI- or Anthropic-compatible routes is answered; absent for the native route.
   caller?: CallerProtocol
   ticket: QuotaTicket
+  // What it holds of the account's budget (released with its record).
+  budget: BudgetHold
   opts: CallOptions
   tries: Try[]
   // The first upstream's model for the alias: the record's, until an upstream answers.

@@ -35,6 +35,8 @@ export interface Try {
 export interface Upstreams {
   // The first upstream's model for an alias (a call's model until an upstream answers).
   model(alias: Alias): string
+  // Every upstream's model for an alias, in fallback order (a budget bounds a call at the dearest).
+  models(alias: Alias): string[]
   // The first upstream's adapter: count_tokens asks it alone (a count is of one model's tokens).
   first(): Adapter
   notConfigured(): ApiError | null
@@ -138,6 +140,7 @@ export function createUpstreams(adapters: Adapter[], o: { clock?: () => number; 
 
   return {
     model: (alias) => list[0].adapter.models[alias],
+    models: (alias) => list.map((u) => u.adapter.models[alias]).filter((m) => m !== undefined),
     first: () => list[0].adapter,
     notConfigured: () => notConfigured(list[0].adapter),
     aliases: () => Object.keys(list[0].adapter.models),

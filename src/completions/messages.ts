@@ -40,7 +40,7 @@ export function messagesRoute(deps: CompletionsDeps): Route {
             message_stop: AnthropicStreamEvent,
             ping: AnthropicStreamEvent,
           },
-          errors: ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'service_unavailable'],
+          errors: ['upstream_error', 'quota_exceeded', 'key_quota_exceeded', 'budget_exceeded', 'service_unavailable'],
         },
       },
     },

@@ -4,12 +4,15 @@ import { anthropicErrorBody, openaiErrorBody } from '../protocols/errors.js'
 
 // A refused quota is a 429 that waiting does not cure: both SDKs retry a 429 unless told not to.
 const noRetry = (e: ApiError) =>
-  e.code === 'quota_exceeded' || e.code === 'key_quota_exceeded' ? { 'x-should-retry': 'false' } : undefined
+  e.code === 'quota_exceeded' || e.code === 'key_quota_exceeded' || e.code === 'budget_exceeded'
+    ? { 'x-should-retry': 'false' }
+    : undefined
 
 const noRetryHeader = {
   429: {
     'x-should-retry': {
-      description: '`false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry.',
+      description:
+        '`false` when the quota or budget is used up (`quota_exceeded`, `key_quota_exceeded`, `budget_exceeded`): the SDKs do not retry.',
       schema: { type: 'string', enum: ['false'] },
     },
   },

@@ -20,6 +20,9 @@ interface CompletionRecord {
   created_at: Date
   usage_missing: boolean
   cost_micros: number | null
+  // What the call held of its account's budget (budget.ts), released by the statement that adds its cost.
+  budget_hold: number
+  budget_month: string
 }
 
 // Each column with its type, in the table's order: the rows go as one parameter (storage/recordset.ts).
@@ -41,17 +44,28 @@ const completions = recordset<CompletionRecord>({
   created_at: 'timestamptz',
   usage_missing: 'boolean',
   cost_micros: 'bigint',
+  budget_hold: 'bigint',
+  budget_month: 'date',
 })
+const COLUMNS = completions.names.replace(', budget_hold, budget_month', '')
 
 // The rows, and their cost added to each account's month in account_spend by the same statement (in key order, so
-// that two processes' batches lock the accounts' rows in one order).
-const insert = (sql: Sql, rows: CompletionRecord[]) =>
+// that two processes' batches lock the accounts' rows in one order), and the budget holds of their calls released
+// (sql/041): each hold's row only after its account's spend row (the join waits for it), the order a reservation
+// locks them in.
+const insert = (sql: Sql, process: string, rows: CompletionRecord[]) =>
   sql`with r as (select * from ${completions.from(sql, rows)}),
-    written as (insert into completions (${sql.unsafe(completions.names)}) select ${sql.unsafe(completions.names)} from r)
-    insert into account_spend as s (account_id, month, spent_micros)
-    select account_id, date_trunc('month', created_at at time zone 'UTC')::date, sum(cost_micros)
-    from r where cost_micros is not null group by 1, 2 order by 1, 2
-    on conflict (account_id, month) do update set spent_micros = s.spent_micros + excluded.spent_micros`
+    written as (insert into completions (${sql.unsafe(COLUMNS)}) select ${sql.unsafe(COLUMNS)} from r),
+    spent as (
+      insert into account_spend as s (account_id, month, spent_micros)
+      select account_id, date_trunc('month', created_at at time zone 'UTC')::date, sum(coalesce(cost_micros, 0))
+      from r where cost_micros is not null or budget_hold > 0 group by 1, 2 order by 1, 2
+      on conflict (account_id, month) do update set spent_micros = s.spent_micros + excluded.spent_micros
+      returning account_id),
+    held as (select account_id, budget_month as month, sum(budget_hold) as micros from r where budget_hold > 0 group by 1, 2)
+    update budget_holds h set micros = greatest(0, h.micros - held.micros)
+    from held join (select distinct account_id from spent) s using (account_id)
+    where h.account_id = held.account_id and h.month = held.month and h.process_id = ${process}`
 
 export interface Recorder {
   record(row: CompletionRecord): void
@@ -64,6 +78,8 @@ export interface Recorder {
 export function createRecorder(
   sql: Sql,
   log: Logger,
+  // This process's id in the quota's leases: its budget holds' (sql/041).
+  process: string,
   { flushMs = 200, batch = 500, maxPending = 100_000 } = {}
 ): Recorder {
   let pending: CompletionRecord[] = []
@@ -72,7 +88,7 @@ export function createRecorder(
   async function write() {
     while (pending.length > 0) {
       const rows = pending.slice(0, batch)
-      await insert(sql, rows)
+      await insert(sql, process, rows)
       pending = pending.slice(rows.length)
     }
   }

@@ -16,6 +16,7 @@ export const statusOf = {
   rate_limited: 429,
   quota_exceeded: 429,
   key_quota_exceeded: 429,
+  budget_exceeded: 429,
   internal_error: 500,
   upstream_error: 502,
   service_unavailable: 503,

@@ -25,7 +25,7 @@ const byUse: Record<Use | 'scope' | 'body' | 'headers' | 'query', ErrorCode[]> =
   headers: ['invalid_request'],
   query: ['invalid_request'],
   database: ['service_unavailable'],
-  quota: ['quota_exceeded', 'key_quota_exceeded', 'service_unavailable'],
+  quota: ['quota_exceeded', 'key_quota_exceeded', 'budget_exceeded', 'service_unavailable'],
   // An upstream 400 is the caller's invalid request (422); the rest are the upstream's failures.
   upstream: ['invalid_request', 'ai_not_configured', 'upstream_error', 'upstream_unavailable', 'upstream_timeout'],
   idempotency: ['idempotency_key_reused'],

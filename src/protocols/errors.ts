@@ -31,7 +31,8 @@ const ANTHROPIC_TYPES: Record<number, string> = {
 
 // OpenAI names a spent quota insufficient_quota (a 429 its SDKs do not retry), every 5xx server_error.
 export function openaiErrorType(e: ProtocolError): string {
-  if (e.code === 'quota_exceeded' || e.code === 'key_quota_exceeded') return 'insufficient_quota'
+  if (e.code === 'quota_exceeded' || e.code === 'key_quota_exceeded' || e.code === 'budget_exceeded')
+    return 'insufficient_quota'
   if (e.status >= 500) return 'server_error'
   return OPENAI_TYPES[e.status] ?? 'invalid_request_error'
 }

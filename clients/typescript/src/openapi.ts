@@ -333,7 +333,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "unauthorized" | "forbidden" | "model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "header_too_large" | "bad_request" | "invalid_request" | "invalid_json" | "idempotency_key_reused" | "rate_limited" | "quota_exceeded" | "key_quota_exceeded" | "internal_error" | "upstream_error" | "service_unavailable" | "ai_not_configured" | "upstream_unavailable" | "upstream_timeout";
+                code: "unauthorized" | "forbidden" | "model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "header_too_large" | "bad_request" | "invalid_request" | "invalid_json" | "idempotency_key_reused" | "rate_limited" | "quota_exceeded" | "key_quota_exceeded" | "budget_exceeded" | "internal_error" | "upstream_error" | "service_unavailable" | "ai_not_configured" | "upstream_unavailable" | "upstream_timeout";
                 message: string;
                 /** @description Present for some codes, with the members that code gives; others may be added. */
                 details?: {
@@ -359,9 +359,15 @@ export interface components {
                     retry_after?: number;
                     /**
                      * Format: date-time
-                     * @description quota_exceeded: when the month ends.
+                     * @description quota_exceeded, budget_exceeded: when the month ends.
                      */
                     resets_at?: string;
+                    /** @description budget_exceeded: the monthly budget in USD. */
+                    budget?: string;
+                    /** @description budget_exceeded: spent this month in USD. */
+                    spent?: string;
+                    /** @description budget_exceeded: held by calls under way in USD. */
+                    reserved?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -1278,7 +1284,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded */
+            /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded, budget_exceeded */
             429: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -1438,7 +1444,7 @@ export interface operations {
                              * @description Our error code.
                              * @enum {string}
                              */
-                            code: "upstream_error" | "quota_exceeded" | "key_quota_exceeded" | "service_unavailable";
+                            code: "upstream_error" | "quota_exceeded" | "key_quota_exceeded" | "budget_exceeded" | "service_unavailable";
                         };
                     };
                 };
@@ -1691,7 +1697,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded */
+            /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded, budget_exceeded */
             429: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -1702,7 +1708,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
-                    /** @description `false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry. */
+                    /** @description `false` when the quota or budget is used up (`quota_exceeded`, `key_quota_exceeded`, `budget_exceeded`): the SDKs do not retry. */
                     "x-should-retry"?: "false";
                     [name: string]: unknown;
                 };
@@ -1718,7 +1724,7 @@ export interface operations {
                              * @description Our error code.
                              * @enum {string}
                              */
-                            code: "rate_limited" | "quota_exceeded" | "key_quota_exceeded";
+                            code: "rate_limited" | "quota_exceeded" | "key_quota_exceeded" | "budget_exceeded";
                         };
                     };
                 };
@@ -2163,7 +2169,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
-                    /** @description `false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry. */
+                    /** @description `false` when the quota or budget is used up (`quota_exceeded`, `key_quota_exceeded`, `budget_exceeded`): the SDKs do not retry. */
                     "x-should-retry"?: "false";
                     [name: string]: unknown;
                 };
@@ -2340,7 +2346,7 @@ export interface operations {
                              * @description Our error code.
                              * @enum {string}
                              */
-                            code: "upstream_error" | "quota_exceeded" | "key_quota_exceeded" | "service_unavailable";
+                            code: "upstream_error" | "quota_exceeded" | "key_quota_exceeded" | "budget_exceeded" | "service_unavailable";
                         };
                     };
                 };
@@ -2593,7 +2599,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded */
+            /** @description Too many requests: rate_limited, quota_exceeded, key_quota_exceeded, budget_exceeded */
             429: {
                 headers: {
                     /** @description Identifier of this request in the server logs. */
@@ -2604,7 +2610,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
-                    /** @description `false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry. */
+                    /** @description `false` when the quota or budget is used up (`quota_exceeded`, `key_quota_exceeded`, `budget_exceeded`): the SDKs do not retry. */
                     "x-should-retry"?: "false";
                     [name: string]: unknown;
                 };
@@ -2620,7 +2626,7 @@ export interface operations {
                              * @description Our error code.
                              * @enum {string}
                              */
-                            code: "rate_limited" | "quota_exceeded" | "key_quota_exceeded";
+                            code: "rate_limited" | "quota_exceeded" | "key_quota_exceeded" | "budget_exceeded";
                         };
                     };
                 };
@@ -3113,7 +3119,7 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
                     "RateLimit-Policy"?: string;
-                    /** @description `false` when the quota is used up (`quota_exceeded`, `key_quota_exceeded`): the SDKs do not retry. */
+                    /** @description `false` when the quota or budget is used up (`quota_exceeded`, `key_quota_exceeded`, `budget_exceeded`): the SDKs do not retry. */
                     "x-should-retry"?: "false";
                     [name: string]: unknown;
                 };
