@@ -1,0 +1,150 @@
+import t, { type Test } from 'tap'
+import { prefixOf } from '../../src/accounts/key-format.js'
+import { anthropicMessage, fakeUpstream, json } from '../support/fake-upstream.js'
+import { testDatabase } from '../support/database.js'
+import { eventually } from '../support/eventually.js'
+import { cliOn } from '../support/cli.js'
+import { spawnServer } from '../support/processes.js'
+import { startTestServer } from '../support/server.js'
+
+// A monthly budget in USD: each call reserves its upper bound before its upstream call (docs/spend.md) and settles
+// its cost after; what does not fit is refused with budget_exceeded, and two processes sharing the database never
+// spend more than the budget between them.
+
+const dbEnv = await testDatabase(t)
+const cli = cliOn(dbEnv)
+const MAX = 1000
+const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: MAX }
+// claude-sonnet-4-5 (docs/spend.md): input bounded by the body's JSON bytes at the dearest input price (cache write,
+// 3.75), max_tokens at 15; USD per million tokens = micro-dollars per token.
+const BOUND = Math.ceil(Buffer.byteLength(JSON.stringify(body)) * 3.75 + MAX * 15)
+// The fake upstream says each call used 12 input tokens and all its max_tokens.
+const usage = { input_tokens: 12, output_tokens: MAX, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }
+const COST = 12 * 3 + MAX * 15
+const email = () => `budget-${Math.random().toString(36).slice(2)}@example.com`
+const post = (url: string, key: string, json: object = body) =>
+  fetch(`${url}/api/v1/ai/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(json),
+  })
+const usd = (micros: number) => (micros / 1e6).toFixed(6)
+
+async function server(t: Test, delayMs = 0) {
+  const answer = json(200, anthropicMessage({ usage }))
+  const upstream = await fakeUpstream(t, (req, res, seen) => setTimeout(() => answer(req, res, seen), delayMs))
+  const env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: upstream.url, STUDIO_DB_TIMEOUT_MS: '60000' }
+  const a = await startTestServer(t, env, { dbEnv })
+  return { upstream, a, env }
+}
+
+async function budgeted(a: Awaited<ReturnType<typeof server>>['a'], budget: string) {
+  const address = email()
+  const key = await a.key({ email: address })
+  const set = await cli(['plan', 'set', '--email', address, 'ENTERPRISE'])
+  t.equal(set.code, 0)
+  const r = await cli(['budget', 'set', '--email', address, budget])
+  t.equal(r.code, 0, r.err.join('\n'))
+  return { key, address }
+}
+
+const spentOf = async (a: Awaited<ReturnType<typeof server>>['a'], key: string) => {
+  const [row] = await a.db.sql<{ spent: string }[]>`
+    select s.spent_micros::text as spent from account_spend s join api_keys k using (account_id)
+    where k.prefix = ${prefixOf(key)}`
+  return Number(row?.spent ?? 0)
+}
+
+t.test('a call that does not fit is refused before the upstream; one that fits settles its cost', async (t) => {
+  const { upstream, a } = await server(t)
+  const { key, address } = await budgeted(a, usd(BOUND + COST - 1))
+  const ok = await post(a.url, key)
+  t.equal(ok.status, 200)
+  t.equal(ok.headers.get('x-studio-cost-usd'), usd(COST))
+  await eventually(async () => (await spentOf(a, key)) === COST || undefined, { what: 'the cost settled' })
+  const refused = await post(a.url, key)
+  t.equal(refused.status, 429)
+  t.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After runs to the reset')
+  const e = ((await refused.json()) as any).error
+  t.equal(e.code, 'budget_exceeded')
+  t.match(e.details, { budget: usd(BOUND + COST - 1), spent: usd(COST), reserved: usd(0) })
+  t.equal(new Date(e.details.resets_at).getUTCDate(), 1)
+  t.equal(upstream.seen.length, 1, 'the refused call never reached the upstream')
+  const me = (await (await a.fetch('/api/v1/me', { key })).json()) as any
+  t.match(me.spend, { budget: usd(BOUND + COST - 1), spent: usd(COST), reserved: usd(0), remaining: usd(BOUND - 1) })
+  t.equal((await cli(['budget', 'set', '--email', address, 'none'])).code, 0, 'lifted')
+  t.equal((await post(a.url, key)).status, 200)
+})
+
+t.test('a call under way holds its upper bound, shown as reserved', async (t) => {
+  const { a } = await server(t, 400)
+  const { key } = await budgeted(a, '100.00')
+  const call = post(a.url, key)
+  await eventually(
+    async () => {
+      const me = (await (await a.fetch('/api/v1/me', { key })).json()) as any
+      return me.spend.reserved === usd(BOUND) || undefined
+    },
+    { what: 'the bound reserved' }
+  )
+  t.equal((await call).status, 200)
+  await eventually(
+    async () => {
+      const [{ held }] = await a.db.sql<{ held: string }[]>`
+        select coalesce(sum(micros), 0)::text as held from budget_holds h join api_keys k using (account_id)
+        where k.prefix = ${prefixOf(key)}`
+      return held === '0' || undefined
+    },
+    { what: 'the hold released with the record' }
+  )
+  t.equal(await spentOf(a, key), COST)
+})
+
+t.test('with a budget, a model without a price is refused, naming the model and STUDIO_PRICES', async (t) => {
+  const upstream = await fakeUpstream(t, json(200, anthropicMessage({ usage })))
+  const env = {
+    ANTHROPIC_API_KEY: 'sk-test',
+    ANTHROPIC_BASE_URL: upstream.url,
+    STUDIO_MODEL_PRIMARY: 'my-unpriced-model',
+  }
+  const a = await startTestServer(t, env, { dbEnv })
+  const { key } = await budgeted(a, '5.00')
+  const res = await post(a.url, key)
+  t.equal(res.status, 503)
+  const e = ((await res.json()) as any).error
+  t.match(e.message, /my-unpriced-model.*STUDIO_PRICES/)
+  t.equal(upstream.seen.length, 0)
+})
+
+t.test('the CLI refuses a bad amount in one line, exit 2', async (t) => {
+  const r = await cli(['budget', 'set', '--email', email(), '12.3.4'])
+  t.equal(r.code, 2)
+  t.match(r.err[0], /^studio: .*not an amount in USD/)
+  const none = await cli(['budget', 'set', '--email', email(), '5.00'])
+  t.not(none.code, 0, 'no such user')
+})
+
+t.test('50 concurrent calls over two processes against a budget that fits 10', async (t) => {
+  const { upstream, a, env } = await server(t, 50)
+  const b = await spawnServer(t, { ...dbEnv, ...env })
+  const budget = 10 * BOUND + 100
+  const { key } = await budgeted(a, usd(budget))
+  const results = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      post([a.url, b.url][i % 2], key).then(async (r) => ({ status: r.status, text: await r.text() }))
+    )
+  )
+  const answered = results.filter((r) => r.status === 200)
+  const refused = results.filter((r) => r.status !== 200)
+  t.equal(answered.length, 10, 'exactly the calls the budget fits')
+  t.ok(
+    refused.every((r) => r.status === 429 && JSON.parse(r.text).error.code === 'budget_exceeded'),
+    'the rest are budget_exceeded'
+  )
+  t.equal(upstream.seen.length, 10, 'the upstream saw only the answered calls')
+  await eventually(async () => (await spentOf(a, key)) === 10 * COST || undefined, { what: 'all costs recorded' })
+  const [{ sum }] = await a.db.sql<{ sum: string }[]>`
+    select sum(cost_micros)::text as sum from completions where key_prefix = ${prefixOf(key)} and outcome = 'ok'`
+  t.equal(Number(sum), await spentOf(a, key), 'the recorded spend is the sum of the answered calls')
+  t.ok((await spentOf(a, key)) <= budget)
+})
