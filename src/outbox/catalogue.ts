@@ -48,6 +48,13 @@ const quotaData = v.object({
   used: v.pipe(v.number(), v.integer(), v.description('Completions used when the event was made.')),
 })
 
+const usdText = (what: string) => v.pipe(v.string(), v.description(`${what} in USD, a decimal string.`))
+const budgetData = v.object({
+  month: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}$/), v.description('The calendar month (UTC), YYYY-MM.')),
+  budget: usdText('The account’s monthly budget'),
+  spent: usdText('Spent this month when the event was made'),
+})
+
 const EVENT_DATA = {
   'lead.created': LeadCreatedData,
   'lead.updated': LeadUpdatedData,
@@ -56,6 +63,8 @@ const EVENT_DATA = {
   'key.revoked': keyData({}),
   'quota.warning': quotaData,
   'quota.exhausted': quotaData,
+  'budget.warning': budgetData,
+  'budget.exhausted': budgetData,
   'webhook.test': v.object({
     endpointId: v.pipe(v.string(), v.uuid(), v.description('The endpoint it was sent to.')),
     who,
@@ -70,6 +79,10 @@ const summaries: Record<EventType, string> = {
   'key.revoked': 'An API key was revoked',
   'quota.warning': 'The account has used 80% of this month’s AI quota (at most once per month)',
   'quota.exhausted': 'The account has used all of this month’s AI quota (at most once per month)',
+  'budget.warning': 'The account has spent 80% of this month’s budget (at most once per budget and month)',
+  'budget.exhausted':
+    'The account’s spend reached this month’s budget, or a call was first refused for want of it (at most once per ' +
+    'budget and month)',
   'webhook.test':
     'A test event, sent by hand from the dashboard to one endpoint (whatever types it wants); nothing happened',
 }

@@ -6,6 +6,8 @@ import { eventually } from '../support/eventually.js'
 import { cliOn } from '../support/cli.js'
 import { spawnServer } from '../support/processes.js'
 import { startTestServer } from '../support/server.js'
+import { receiver } from '../support/receiver.js'
+import { addEndpoint } from '../../src/events/endpoints.js'
 
 // A monthly budget in USD: each call reserves its upper bound before its upstream call (docs/spend.md) and settles
 // its cost after; what does not fit is refused with budget_exceeded, and two processes sharing the database never
@@ -147,4 +149,40 @@ t.test('50 concurrent calls over two processes against a budget that fits 10', a
     select sum(cost_micros)::text as sum from completions where key_prefix = ${prefixOf(key)} and outcome = 'ok'`
   t.equal(Number(sum), await spentOf(a, key), 'the recorded spend is the sum of the answered calls')
   t.ok((await spentOf(a, key)) <= budget)
+})
+
+t.test('budget.warning at 80% and budget.exhausted at the first refusal, each once', async (t) => {
+  const answer = json(200, anthropicMessage({ usage }))
+  const upstream = await fakeUpstream(t, answer)
+  const env = {
+    ANTHROPIC_API_KEY: 'sk-test',
+    ANTHROPIC_BASE_URL: upstream.url,
+    STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true',
+  }
+  const a = await startTestServer(t, env, { dbEnv, webhooks: { pollMs: 20 } })
+  // Fits 5 bounds: the 5th answer's spend crosses 80% of it (4 × COST falls short), the 6th call is refused (the
+  // spend alone never reaches 100%: each answer cost less than its bound).
+  const { key, address } = await budgeted(a, usd(5 * BOUND))
+  const [{ account_id: accountId }] = await a.db.sql<{ account_id: string }[]>`
+    select account_id from users where email = ${address}`
+  const r = await receiver(t)
+  await addEndpoint(a.db.sql, { accountId, url: r.url, events: ['budget.warning', 'budget.exhausted'] }, true)
+  const statuses: number[] = []
+  for (let i = 0; i < 7; i++) {
+    statuses.push((await post(a.url, key)).status)
+    await eventually(async () => (await spentOf(a, key)) === Math.min(i + 1, 5) * COST || undefined, {
+      what: 'the cost settled',
+    })
+  }
+  t.same(statuses, [200, 200, 200, 200, 200, 429, 429])
+  await eventually(() => r.got.length >= 2, { what: 'both events delivered' })
+  const month = new Date().toISOString().slice(0, 7)
+  const events = r.got.map((got) => JSON.parse(got.body))
+  t.match(events, [
+    { type: 'budget.warning', data: { month, budget: usd(5 * BOUND), spent: usd(5 * COST) } },
+    { type: 'budget.exhausted', data: { month, budget: usd(5 * BOUND), spent: usd(5 * COST) } },
+  ])
+  const [{ n }] = await a.db.sql<{ n: number }[]>`
+    select count(*)::int as n from events where account_id = ${accountId} and type like 'budget.%'`
+  t.equal(n, 2, 'each once this month')
 })

@@ -57,6 +57,8 @@ const samples: { [T in EventType]: EventData<T> } = {
   'key.revoked': data,
   'quota.warning': quota,
   'quota.exhausted': { ...quota, used: 100 },
+  'budget.warning': { month: '2026-11', budget: '25.000000', spent: '20.000000' },
+  'budget.exhausted': { month: '2026-11', budget: '25.000000', spent: '25.000000' },
   'webhook.test': { endpointId: '0b9f3a8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b', who: null },
 }
 

@@ -310,6 +310,40 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "budget.warning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account has spent 80% of this month’s budget (at most once per budget and month) */
+        post: operations["onBudgetWarning"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "budget.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account’s spend reached this month’s budget, or a call was first refused for want of it (at most once per budget and month) */
+        post: operations["onBudgetExhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -937,6 +971,48 @@ export interface components {
                 limit: number;
                 /** @description Completions used when the event was made. */
                 used: number;
+            };
+        };
+        /**
+         * BudgetWarningEvent
+         * @description The account has spent 80% of this month’s budget (at most once per budget and month)
+         */
+        BudgetWarningEvent: {
+            /** @constant */
+            type: "budget.warning";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /** @description The calendar month (UTC), YYYY-MM. */
+                month: string;
+                /** @description The account’s monthly budget in USD, a decimal string. */
+                budget: string;
+                /** @description Spent this month when the event was made in USD, a decimal string. */
+                spent: string;
+            };
+        };
+        /**
+         * BudgetExhaustedEvent
+         * @description The account’s spend reached this month’s budget, or a call was first refused for want of it (at most once per budget and month)
+         */
+        BudgetExhaustedEvent: {
+            /** @constant */
+            type: "budget.exhausted";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /** @description The calendar month (UTC), YYYY-MM. */
+                month: string;
+                /** @description The account’s monthly budget in USD, a decimal string. */
+                budget: string;
+                /** @description Spent this month when the event was made in USD, a decimal string. */
+                spent: string;
             };
         };
         /**
@@ -4375,6 +4451,78 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["QuotaExhaustedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onBudgetWarning: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetWarningEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onBudgetExhausted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetExhaustedEvent"];
             };
         };
         responses: {

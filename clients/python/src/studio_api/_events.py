@@ -14,6 +14,9 @@ from ._types import Utm
 __all__ = [
     "Assignee",
     "Before",
+    "BudgetData",
+    "BudgetExhaustedEvent",
+    "BudgetWarningEvent",
     "Changes",
     "ChangesStatus",
     "KeyCreatedEvent",
@@ -189,6 +192,34 @@ class QuotaExhaustedEvent(TypedDict):
     data: QuotaData
 
 
+class BudgetData(TypedDict):
+    month: str
+    """The calendar month (UTC), YYYY-MM."""
+    budget: str
+    """The account's monthly budget in USD, a decimal string."""
+    spent: str
+    """Spent this month when the event was made in USD, a decimal string."""
+
+
+class BudgetWarningEvent(TypedDict):
+    """The account has spent 80% of this month's budget (at most once per budget and month)."""
+
+    type: Literal["budget.warning"]
+    timestamp: str
+    """When the event happened (RFC 3339)."""
+    data: BudgetData
+
+
+class BudgetExhaustedEvent(TypedDict):
+    """The account's spend reached this month's budget, or a call was first refused for want of it (at most once per
+    budget and month)."""
+
+    type: Literal["budget.exhausted"]
+    timestamp: str
+    """When the event happened (RFC 3339)."""
+    data: BudgetData
+
+
 class WebhookTestData(TypedDict):
     endpointId: str
     """The endpoint it was sent to."""
@@ -213,6 +244,8 @@ WebhookEvent = Union[
     KeyRevokedEvent,
     QuotaWarningEvent,
     QuotaExhaustedEvent,
+    BudgetWarningEvent,
+    BudgetExhaustedEvent,
     WebhookTestEvent,
 ]
 """Any event; narrow it on ``event["type"]``."""
