@@ -128,12 +128,12 @@ const BEFORE_THE_LIMIT = new Set<ErrorCode>([
   'header_too_large',
 ])
 
-function errorResponse(status: number, codes: ErrorCode[], format?: ErrorFormat): Json {
+function errorResponse(status: number, codes: ErrorCode[], format?: ErrorFormat, counted = false): Json {
   const headers: Json = { 'x-request-id': requestId }
   if (status === 401) headers['WWW-Authenticate'] = challenge
   if (status === 405) headers.Allow = allowed
   if (status === 429 || status === 503 || status === 529) headers['Retry-After'] = retryAfter
-  if (codes.some((c) => !BEFORE_THE_LIMIT.has(c))) Object.assign(headers, rateHeaders)
+  if (counted || codes.some((c) => !BEFORE_THE_LIMIT.has(c))) Object.assign(headers, rateHeaders)
   Object.assign(headers, format?.headers?.[status])
   return {
     description: `${messages[status] ?? 'Error'}: ${codes.join(', ')}`,
@@ -157,12 +157,14 @@ const shared = new Map(
 )
 const sharedResponses = () => Object.fromEntries([...shared].map(([s, r]) => [r.name, errorResponse(s, r.codes)]))
 
-// A route with its protocol's own error body (`format`) shares none of the common responses.
-function errorResponses(codes: ErrorCode[], format?: ErrorFormat): Record<string, Json> {
+// A route with its protocol's own error body (`format`) shares none of the common responses. `lookup`: the handler
+// answers 404 for a path parameter that names nothing (`/leads/{id}`), after the key step counted the request, so
+// that 404 may carry the RateLimit headers.
+function errorResponses(codes: ErrorCode[], format?: ErrorFormat, lookup = false): Record<string, Json> {
   const out: Record<string, Json> = {}
   for (const [status, group] of byStatus(codes, format?.status)) {
-    if (format) {
-      out[status] = errorResponse(status, group, format)
+    if (format || (lookup && status === 404)) {
+      out[status] = errorResponse(status, group, format, lookup && status === 404)
       continue
     }
     const common = shared.get(status)
@@ -216,7 +218,8 @@ function parameter(name: string, where: 'query' | 'header', s: v.GenericSchema):
 function operation(r: Route, ref: Ref): Json {
   const responses: Record<string, Json> = {}
   for (const [status, doc] of Object.entries(r.responses ?? {})) responses[status] = successResponse(doc, ref, r.errors)
-  Object.assign(responses, errorResponses(answersOf(r), r.errors))
+  const lookup = r.uses.includes('key') && r.path.includes('/:')
+  Object.assign(responses, errorResponses(answersOf(r), r.errors, lookup))
   const op: Json = { operationId: r.operationId, summary: r.summary }
   // OpenAPI 3.1 lets a non-OAuth scheme's requirement name the roles it needs: here the key's scope.
   op.security = r.uses.includes('key') ? [{ bearerAuth: r.scope ? [r.scope] : [] }] : []
