@@ -1,6 +1,6 @@
 import type { KeyStore } from './accounts/auth.js'
 import { healthzRoute, readyzRoute } from './api/health.js'
-import { addNoteRoute, updateLeadRoute } from './api/lead-changes.js'
+import { addNoteRoute, eraseLeadRoute, updateLeadRoute } from './api/lead-changes.js'
 import { getLeadRoute, listLeadsRoute } from './api/lead-reads.js'
 import { leadsRoute } from './api/leads.js'
 import { meRoute } from './api/me.js'
@@ -49,6 +49,7 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
     getLeadRoute(db.sql), // GET /api/v1/leads/:id (before the list, for the same reason)
     listLeadsRoute(db.sql), // GET /api/v1/leads
     updateLeadRoute(db.sql), // PATCH /api/v1/leads/:id
+    eraseLeadRoute(db.sql), // DELETE /api/v1/leads/:id
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json
 }

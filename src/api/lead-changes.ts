@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import { ApiError } from '../http/errors.js'
 import { BASE, route, type Route } from '../http/route.js'
+import { eraseLeads } from '../leads/erase.js'
 import { addNote, NOTE_MAX } from '../leads/notes.js'
 import { updateLead } from '../leads/update.js'
 import { LEAD_STATUSES, text } from '../outbox/lead-fields.js'
@@ -68,6 +69,32 @@ export function addNoteRoute(sql: Sql): Route {
       const note = await addNote(sql, principal.accountId, params.id, body.text, author)
       if (!note) throw new ApiError({ code: 'not_found', message: `There is no lead "${params.id}"` })
       return { status: 201, body: note }
+    },
+  })
+}
+
+// DELETE /api/v1/leads/{id}: the lead erased, with its data everywhere the service keeps it (leads/erase.ts).
+export function eraseLeadRoute(sql: Sql): Route {
+  return route({
+    method: 'DELETE',
+    path: `${BASE}/leads/:id`,
+    params: LEAD_ID,
+    uses: ['key', 'database'],
+    scope: 'leads:manage',
+    summary: 'Erase a lead',
+    operationId: 'eraseLead',
+    responses: {
+      204: {
+        description:
+          'The lead is erased: its row and notes are gone, its events are tombstones and what was not sent of ' +
+          'them is cancelled; a lead.erased event says so',
+      },
+    },
+    async handle({ principal, params }) {
+      const actor = { kind: 'key', prefix: principal.prefix } as const
+      const erased = await eraseLeads(sql, { accountId: principal.accountId, ids: [params.id], actor })
+      if (!erased.length) throw new ApiError({ code: 'not_found', message: `There is no lead "${params.id}"` })
+      return { status: 204 }
     },
   })
 }

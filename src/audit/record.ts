@@ -35,6 +35,7 @@ export const AUDIT_ACTIONS = [
   'webhook.secret_rotated',
   'webhook.removed',
   'lead.updated',
+  'lead.erased',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

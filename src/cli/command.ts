@@ -48,18 +48,21 @@ function optionsOf(command: Command): NonNullable<ParseArgsConfig['options']> {
   return Object.fromEntries(flags.map((m) => [m[1], { type: m[2] ? ('string' as const) : ('boolean' as const) }]))
 }
 
-function positionalsOf(command: Command): number {
-  const withoutFlags = (command.args ?? '').replace(FLAG, '')
-  return withoutFlags.match(POSITIONAL)?.length ?? 0
+// How many positional arguments each usage form takes (`leads erase ID` one, its `--email` form none).
+function positionalsOf(command: Command): number[] {
+  return forms(command).map((form) => form.replace(FLAG, '').match(POSITIONAL)?.length ?? 0)
 }
 
 // The command's arguments (after its name), checked against its usage form.
 export function parseInvocation(command: Command, argv: string[]) {
   const positionals = positionalsOf(command)
   try {
-    const r = parseArgs({ args: argv, options: optionsOf(command), allowPositionals: positionals > 0, strict: true })
-    if (r.positionals.length !== positionals)
-      throw new UsageError(`expected ${positionals} argument(s), got ${r.positionals.length}`)
+    const allowPositionals = Math.max(...positionals) > 0
+    const r = parseArgs({ args: argv, options: optionsOf(command), allowPositionals, strict: true })
+    if (!positionals.includes(r.positionals.length))
+      throw new UsageError(
+        `expected ${[...new Set(positionals)].join(' or ')} argument(s), got ${r.positionals.length}`
+      )
     const entries = Object.entries(r.values)
     return {
       values: Object.fromEntries(entries.filter(([, v]) => typeof v === 'string')) as Invocation['values'],

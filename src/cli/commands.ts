@@ -17,6 +17,7 @@ import { auditCommand } from './audit.js'
 import { backupCommands } from './backup.js'
 import { teamCommands } from './team-commands.js'
 import { webhookCommands } from './webhook-commands.js'
+import { leadCommands } from './lead-commands.js'
 
 // The `studio` commands, in the order of the help. A new command is one entry here.
 export const commands: Command[] = [
@@ -181,6 +182,7 @@ export const commands: Command[] = [
     },
   },
   ...webhookCommands,
+  ...leadCommands,
   auditCommand,
   ...backupCommands,
 ]

@@ -239,6 +239,12 @@ export function sendJson(res: ServerResponse, status: number, body: string, comm
   res.end(body)
 }
 
+// 204: the headers alone.
+export function sendEmpty(res: ServerResponse, common: string[]) {
+  res.writeHead(204, common)
+  res.end()
+}
+
 export const errorBody = (e: ApiError) =>
   JSON.stringify({
     error: e.details ? { code: e.code, message: e.message, details: e.details } : { code: e.code, message: e.message },

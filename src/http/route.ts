@@ -69,7 +69,7 @@ export interface ResponseDoc {
 // A route declares what it uses (`uses`, plus `body` and `headers` when it reads them); the error statuses it can
 // answer, and so its OpenAPI responses, are derived from that declaration (uses.ts). `responses` are its successes.
 export interface Route<S extends v.GenericSchema = v.GenericSchema> {
-  method: 'GET' | 'POST' | 'PATCH'
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   // `/api/v1/things/:id`: a `:name` segment is a path parameter, handed to the handler in `exchange.params`.
   path: string
   uses: Use[]

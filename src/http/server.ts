@@ -12,7 +12,17 @@ import { createAuthenticator } from './authenticate.js'
 import { forwardedAddress } from './client-address.js'
 import { type AddressLimiter, type BrowserOrigins, corsHeaders, preflight } from './cors.js'
 import { ApiError, type ErrorCode, protocolHeaders } from './errors.js'
-import { authorizationOf, errorBody, hasBody, paramsOf, queryOf, readJson, sendJson, validate } from './io.js'
+import {
+  authorizationOf,
+  errorBody,
+  hasBody,
+  paramsOf,
+  queryOf,
+  readJson,
+  sendEmpty,
+  sendJson,
+  validate,
+} from './io.js'
 import { requestObserver } from './observe.js'
 import type { Tracer } from '../ops/trace.js'
 import { requestSpans } from './spans.js'
@@ -252,7 +262,8 @@ export function createHttpServer(deps: HttpServerDeps) {
       const pending = r.handle(exchange)
       const reply = pending instanceof Promise ? await pending : pending
       if (res.headersSent) return
-      sendJson(res, reply.status, reply.json ?? JSON.stringify(reply.body), headers, reply.headers)
+      if (reply.status === 204) sendEmpty(res, headers)
+      else sendJson(res, reply.status, reply.json ?? JSON.stringify(reply.body), headers, reply.headers)
     } catch (e) {
       if (res.headersSent) {
         res.destroy()

@@ -58,6 +58,7 @@ const budgetData = v.object({
 const EVENT_DATA = {
   'lead.created': LeadCreatedData,
   'lead.updated': LeadUpdatedData,
+  'lead.erased': v.object({ id: v.pipe(v.string(), v.uuid(), v.description('Identifier of the erased lead.')) }),
   'key.created': keyData({}),
   'key.rotated': keyData({ newPrefix: v.pipe(v.string(), v.description('Prefix of the key that replaces it.')) }),
   'key.revoked': keyData({}),
@@ -74,6 +75,8 @@ const EVENT_DATA = {
 const summaries: Record<EventType, string> = {
   'lead.created': 'A lead was created through the API',
   'lead.updated': 'A lead’s status or assignee changed',
+  'lead.erased':
+    'A lead was erased: its data is gone from the service, and its earlier events are tombstones ({id, erased: true})',
   'key.created': 'An API key was created',
   'key.rotated': 'An API key was rotated (a new key replaces it; the old one expires after its grace period)',
   'key.revoked': 'An API key was revoked',

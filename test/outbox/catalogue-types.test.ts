@@ -52,6 +52,7 @@ const samples: { [T in EventType]: EventData<T> } = {
     who: null,
     keyPrefix: 'abc',
   },
+  'lead.erased': { id: '6f1c1c36-6d2c-4f0e-9a43-2b1c4f3d5e6a' },
   'key.created': data,
   'key.rotated': { ...data, newPrefix: 'b' },
   'key.revoked': data,

@@ -163,7 +163,8 @@ export interface paths {
         get: operations["getLead"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Erase a lead */
+        delete: operations["eraseLead"];
         /** The methods this path allows (no key needed) */
         options: operations["optionsLeadsId"];
         head?: never;
@@ -219,6 +220,23 @@ export interface webhooks {
         put?: never;
         /** A lead’s status or assignee changed */
         post: operations["onLeadUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A lead was erased: its data is gone from the service, and its earlier events are tombstones ({id, erased: true}) */
+        post: operations["onLeadErased"];
         delete?: never;
         options?: never;
         head?: never;
@@ -862,6 +880,26 @@ export interface components {
                 who: string | null;
                 /** @description Prefix of the API key that made the change; null when it was not made through the API. */
                 keyPrefix: string | null;
+            };
+        };
+        /**
+         * LeadErasedEvent
+         * @description A lead was erased: its data is gone from the service, and its earlier events are tombstones ({id, erased: true})
+         */
+        LeadErasedEvent: {
+            /** @constant */
+            type: "lead.erased";
+            /**
+             * Format: date-time
+             * @description When the event happened (RFC 3339).
+             */
+            timestamp: string;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description Identifier of the erased lead.
+                 */
+                id: string;
             };
         };
         /**
@@ -3977,6 +4015,112 @@ export interface operations {
             };
         };
     };
+    eraseLead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lead's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lead is erased: its row and notes are gone, its events are tombstones and what was not sent of them is cancelled; a lead.erased event says so */
+            204: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Missing or invalid API key: unauthorized */
+            401: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description The Bearer challenge (RFC 6750 §3): `Bearer realm="studio"`, with `error="invalid_token"` when a key was sent and refused, `error="invalid_request"` when it was sent twice. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this operation needs: forbidden */
+            403: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: not_found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Too many requests: rate_limited */
+            429: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            431: components["responses"]["HeaderTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description Service unavailable: service_unavailable */
+            503: {
+                headers: {
+                    /** @description Identifier of this request in the server logs. */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description IETF draft rate-limit state: `"default";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description IETF draft rate-limit policy: `"default";q=<limit>;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     optionsLeadsId: {
         parameters: {
             query?: never;
@@ -4313,6 +4457,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LeadUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answered within 15 s acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the endpoint and cancels its pending retries. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onLeadErased: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s identifier, the same on every retry: de-duplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the endpoint’s secret (the base64 after `whsec_`); two, space-separated, for 24 h after the secret was rotated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadErasedEvent"];
             };
         };
         responses: {

@@ -26,6 +26,8 @@ __all__ = [
     "KeyRotatedEvent",
     "LeadCreatedData",
     "LeadCreatedEvent",
+    "LeadErasedData",
+    "LeadErasedEvent",
     "LeadUpdatedData",
     "LeadUpdatedEvent",
     "QuotaData",
@@ -115,6 +117,21 @@ class LeadUpdatedEvent(TypedDict):
     timestamp: str
     """When the event happened (RFC 3339)."""
     data: LeadUpdatedData
+
+
+class LeadErasedData(TypedDict):
+    id: str
+    """Identifier of the erased lead."""
+
+
+class LeadErasedEvent(TypedDict):
+    """A lead was erased: its data is gone from the service, and its earlier events are tombstones ({id, erased:
+    true})."""
+
+    type: Literal["lead.erased"]
+    timestamp: str
+    """When the event happened (RFC 3339)."""
+    data: LeadErasedData
 
 
 class KeyData(TypedDict):
@@ -239,6 +256,7 @@ class WebhookTestEvent(TypedDict):
 WebhookEvent = Union[
     LeadCreatedEvent,
     LeadUpdatedEvent,
+    LeadErasedEvent,
     KeyCreatedEvent,
     KeyRotatedEvent,
     KeyRevokedEvent,

@@ -1,0 +1,53 @@
+import * as v from 'valibot'
+import { accountOfUser } from '../accounts/key-lifecycle.js'
+import { Email } from '../api/schemas.js'
+import { accountOfLead, eraseLeads, leadsOfPerson } from '../leads/erase.js'
+import { check } from './arguments.js'
+import { type Command, type Invocation, UsageError } from './command.js'
+
+const LeadId = v.pipe(v.string(), v.uuid('not a lead id'))
+
+// `studio leads erase ID`, or every lead of a person: `--account-email E --email PERSON`.
+function erase({ values, positionals: [id], io, actor, database }: Invocation) {
+  const byPerson = values['account-email'] !== undefined || values.email !== undefined
+  if (id !== undefined && byPerson) throw new UsageError('leads erase takes a lead id or --account-email and --email')
+  if (id !== undefined) {
+    const lead = check(LeadId, id, 'ID')
+    return database(async (sql) => {
+      const accountId = await accountOfLead(sql, lead)
+      if (!accountId || !(await eraseLeads(sql, { accountId, ids: [lead], actor })).length)
+        throw new Error(`no lead ${lead}`)
+      io.out(`lead ${lead} erased`)
+    })
+  }
+  if (!values['account-email'] || !values.email)
+    throw new UsageError('leads erase needs ID, or --account-email and --email')
+  const owner = check(Email, values['account-email'], '--account-email')
+  const person = check(Email, values.email, '--email')
+  return database(async (sql) => {
+    const accountId = await accountOfUser(sql, owner)
+    if (!accountId) throw new Error(`no user with email ${owner}`)
+    const erased = await eraseLeads(sql, { accountId, ids: await leadsOfPerson(sql, accountId, person), actor })
+    io.out(`${erased.length} lead${erased.length === 1 ? '' : 's'} from ${person} erased`)
+  })
+}
+
+// `studio leads …`: what happens to an account's leads (src/leads/).
+export const leadCommands: Command[] = [
+  {
+    name: 'leads erase',
+    args: 'ID',
+    help: 'erase a lead: its data everywhere the service keeps it (see docs/leads.md)',
+    manual:
+      'erase the lead `ID` from the lead, its notes, the payloads of its events, its delivery and mail logs; ' +
+      'its unsent webhook deliveries and mails are cancelled, a `lead.erased` event and an audit entry are ' +
+      'written (see docs/leads.md, "Erasure"); an unknown id is one line and exit 1',
+    also: [
+      {
+        args: '--account-email E --email PERSON',
+        help: "erase every lead of E's account from PERSON (any case); prints how many",
+      },
+    ],
+    run: erase,
+  },
+]

@@ -1,0 +1,76 @@
+import type postgres from 'postgres'
+import type { Actor } from '../audit/record.js'
+import { recordAudit } from '../audit/record.js'
+import { recordEvent } from '../outbox/event.js'
+import type { Sql } from '../storage/db.js'
+
+// Erasure of leads (issue 47): the person's data out of every table that holds it, in one transaction. The lead row
+// goes (its extra fields and its Idempotency-Key replay are columns of it, its notes cascade); the lead's events
+// become tombstones, `data` `{id, erased: true}`; their pending webhook deliveries and mails are cancelled and the
+// answers logged for them blanked (a receiver may echo what it was sent). The erasure itself is a lead.erased event a
+// lead (its id alone) and one audit entry with the ids and the count, never the data.
+
+export interface EraseOptions {
+  // Leads of another account are left alone.
+  accountId: string
+  ids: string[]
+  actor: Actor
+}
+
+// The ids erased: those of `ids` that are leads of the account (none: nothing is written).
+export async function eraseLeads(sql: Sql, { accountId, ids, actor }: EraseOptions): Promise<string[]> {
+  return await sql.begin(async (tx) => {
+    const rows = await tx<{ id: string }[]>`
+      delete from leads where account_id = ${accountId} and id = any(${ids}::uuid[]) returning id`
+    const erased = rows.map((r) => r.id)
+    if (!erased.length) return []
+    await tombstone(tx, accountId, erased)
+    const at = new Date()
+    for (const id of erased) await recordEvent(tx, accountId, { type: 'lead.erased', data: { id } }, at)
+    await recordAudit(tx, actor, {
+      accountId,
+      action: 'lead.erased',
+      target: erased.length === 1 ? erased[0] : null,
+      after: { ids: erased, count: erased.length },
+    })
+    return erased
+  })
+}
+
+async function tombstone(tx: postgres.TransactionSql, accountId: string, leadIds: string[]) {
+  const events = await tx<{ id: string }[]>`
+    update events set body = jsonb_build_object(
+      'type', type, 'timestamp', body::jsonb -> 'timestamp',
+      'data', jsonb_build_object('id', body::jsonb -> 'data' ->> 'id', 'erased', true))::text
+    where account_id = ${accountId} and type like 'lead.%'
+      and (body::jsonb -> 'data' ->> 'id') = any(${leadIds}::text[])
+    returning id`
+  const eventIds = events.map((e) => e.id)
+  if (!eventIds.length) return
+  // Releasing the claim too: an attempt in flight then finds its claim gone and logs nothing.
+  await tx`
+    update webhook_deliveries
+    set state = case when state = 'pending' then 'cancelled' else state end, claimed_until = null,
+        answer = case when answer is not null then '' end
+    where event_id = any(${eventIds}::text[])`
+  await tx`update webhook_attempts set answer = '' where event_id = any(${eventIds}::text[])`
+  await tx`
+    update mail_deliveries
+    set state = case when state = 'pending' then 'cancelled' else state end, claimed_until = null, message = null
+    where event_id = any(${eventIds}::text[])`
+  await tx`update mail_attempts set answer = '' where delivery_id in (
+             select id from mail_deliveries where event_id = any(${eventIds}::text[]))`
+}
+
+// The ids of the account's leads from `email` (any case).
+export async function leadsOfPerson(sql: Sql, accountId: string, email: string): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id from leads where account_id = ${accountId} and lower(email) = lower(${email})`
+  return rows.map((r) => r.id)
+}
+
+// The account of lead `id`, or null when there is no such lead.
+export async function accountOfLead(sql: Sql, id: string): Promise<string | null> {
+  const [row] = await sql<{ account_id: string }[]>`select account_id from leads where id = ${id}`
+  return row?.account_id ?? null
+}
