@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'key.scopes_narrowed',
   'key.limited',
   'key.form_changed',
+  'key.captcha_changed',
   'member.invited',
   'member.role_changed',
   'member.removed',

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs'
 import { createKey, listKeys, ROTATE_GRACE_SECONDS, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
 import { parseThankYou, setKeyForm } from '../accounts/key-form.js'
+import { isCaptchaProvider, minScoreRefusal, secretRefusal, setKeyCaptcha } from '../accounts/key-captcha.js'
 import { setKeyLimits } from '../accounts/key-limits.js'
 import { narrowScopes } from '../accounts/scopes.js'
 import { Email, Plan, Role } from '../api/schemas.js'
@@ -208,7 +210,50 @@ export const keyCommands: Command[] = [
       })
     },
   },
+  {
+    name: 'keys captcha',
+    args: 'PREFIX PROVIDER [--secret-file F] [--min-score N]',
+    help:
+      "require a CAPTCHA on a lead key's leads: PROVIDER turnstile, hcaptcha or recaptcha, with\nthe provider's " +
+      'secret read from the file F (never printed again); --min-score: the lowest\nreCAPTCHA v3 score taken ' +
+      '(0 to 1); PROVIDER none: no CAPTCHA',
+    run: ({ values, positionals, io, actor, database }) => {
+      const prefix = prefixArg(positionals[0])
+      const captcha = captchaArg(positionals[1], values['secret-file'], values['min-score'])
+      return database(async (sql) => {
+        const r = await setKeyCaptcha(sql, { prefix, captcha, actor })
+        if (!r.ok && r.reason === 'not_found') throw new Error(`no key with prefix ${prefix}`)
+        if (!r.ok) throw new UsageError('--secret-file is needed')
+        const score = r.minScore === null ? '' : `, minimum score ${r.minScore}`
+        io.out(`key ${prefix}: captcha ${r.provider ?? 'none'}${score}`)
+      })
+    },
+  },
 ]
+
+// `PROVIDER [--secret-file F] [--min-score N]`: the key's CAPTCHA, or null for none.
+function captchaArg(provider: string | undefined, file: string | undefined, minScore: string | undefined) {
+  if (provider === 'none') {
+    if (file !== undefined || minScore !== undefined) throw new UsageError('none takes no --secret-file or --min-score')
+    return null
+  }
+  if (!provider || !isCaptchaProvider(provider))
+    throw new UsageError(`PROVIDER is turnstile, hcaptcha, recaptcha or none, not ${JSON.stringify(provider)}`)
+  if (file === undefined) throw new UsageError('--secret-file is needed')
+  let secret: string
+  try {
+    secret = readFileSync(file, 'utf8').trim()
+  } catch (e) {
+    throw new UsageError(`--secret-file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  const refusal = secretRefusal(secret)
+  if (refusal) throw new UsageError(`--secret-file: ${refusal}`)
+  if (minScore !== undefined && provider !== 'recaptcha') throw new UsageError('--min-score is for recaptcha (v3)')
+  const score = minScore === undefined ? null : Number(minScore)
+  const scoreRefusal = score === null ? null : minScoreRefusal(score)
+  if (scoreRefusal) throw new UsageError(`--min-score: ${scoreRefusal}`)
+  return { provider, secret, minScore: score }
+}
 
 // `--thank-you URL|none`: undefined when not given, null for none.
 function thankYouArg(text: string | undefined) {

@@ -407,6 +407,16 @@ export const settings = {
     doc: 'a webhook endpoint must answer 2xx within this long, else the delivery is retried',
     group: 'events',
   },
+  STUDIO_CAPTCHA_VERIFY_URL: {
+    schema: url,
+    doc: "URL every CAPTCHA token is verified at instead of its provider's siteverify (tests, air-gapped installs)",
+    group: 'events',
+    shownDefault: "each provider's own siteverify",
+    manual:
+      'URL that every CAPTCHA token of a lead key (see docs/forms.md, "CAPTCHA") is posted to instead of its ' +
+      "provider's siteverify (Turnstile's, hCaptcha's or reCAPTCHA's): a local stand-in for tests or an " +
+      'air-gapped install. It gets the same form-encoded `secret`, `response` and `remoteip`',
+  },
   STUDIO_AUDIT_RETENTION_DAYS: {
     schema: int(1, 36_500),
     default: '400',
