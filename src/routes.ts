@@ -17,6 +17,7 @@ import { formRoute } from './dashboard/form-post.js'
 import type { AddressLimiter } from './http/cors.js'
 import type { RateLimiter } from './limits/limits.js'
 import type { Database } from './storage/db.js'
+import type { VerifyCaptcha } from './leads/captcha.js'
 
 // Every route the API's listener serves, in one list (the dashboard's pages under /dashboard are its own list,
 // dashboard/dashboard.ts). Each route's file declares its method, path, what it uses and its handler; a new route is
@@ -31,12 +32,14 @@ export interface RouteDeps {
   leads?: LeadsOptions
   // The form endpoint's limits (the key's rate limit, the per-address one) and its body limit.
   forms?: { limiter: RateLimiter; addresses?: AddressLimiter; bodyLimit: number }
+  // Checks a lead's CAPTCHA token with its provider (leads/captcha.ts).
+  verifyCaptcha: VerifyCaptcha
   // What GET /readyz shows beside the database's state.
   readiness?: () => Record<string, unknown>
 }
 
 // The public REST API under /api/v1, which its OpenAPI document describes.
-export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Route[] {
+export function apiRoutes({ db, keys, completions, leads = {}, verifyCaptcha }: RouteDeps): Route[] {
   const api: Route[] = [
     meRoute(db.sql, completions.quota, keys), // GET /api/v1/me
     completionsRoute(completions), // POST /api/v1/ai/completions
@@ -44,7 +47,7 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
     modelsRoute(completions), // GET /api/v1/models
     messagesRoute(completions), // POST /api/v1/messages
     countTokensRoute(completions), // POST /api/v1/messages/count_tokens
-    leadsRoute(openLeads(db.sql, leads)), // POST /api/v1/leads
+    leadsRoute(openLeads(db.sql, leads), { sql: db.sql, verifyCaptcha }), // POST /api/v1/leads
     addNoteRoute(db.sql), // POST /api/v1/leads/:id/notes (first: LeadNote, then Lead, are the document's own)
     getLeadRoute(db.sql), // GET /api/v1/leads/:id (before the list, for the same reason)
     listLeadsRoute(db.sql), // GET /api/v1/leads
@@ -58,7 +61,16 @@ export function apiRoutes({ db, keys, completions, leads = {} }: RouteDeps): Rou
 // serves. The form endpoint has its own group commit of leads beside the API's.
 export const listenerRoutes = (deps: RouteDeps): Route[] => [
   ...apiRoutes(deps),
-  ...(deps.forms ? [formRoute({ sql: deps.db.sql, leads: openLeads(deps.db.sql, deps.leads), ...deps.forms })] : []), // POST /forms/:prefix
+  ...(deps.forms
+    ? [
+        formRoute({
+          sql: deps.db.sql,
+          leads: openLeads(deps.db.sql, deps.leads),
+          verifyCaptcha: deps.verifyCaptcha,
+          ...deps.forms,
+        }),
+      ]
+    : []), // POST /forms/:prefix
   healthzRoute(), // GET /healthz
   readyzRoute(deps.db, deps.readiness), // GET /readyz
 ]

@@ -32,6 +32,7 @@ import { openTracer } from './ops/trace.js'
 import { type BackupScheduleOptions, startBackups } from './storage/backup-schedule.js'
 import { startSummary } from './ops/start-summary.js'
 import { listenerRoutes } from './routes.js'
+import { captchaVerifier } from './leads/captcha.js'
 import { shutDown } from './shutdown.js'
 
 export interface ServiceOptions {
@@ -177,6 +178,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     completions,
     leads: { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw, deadlineMs: config.STUDIO_DB_TIMEOUT_MS },
     forms: { limiter: limits.limiter, addresses: limits.leadAddresses, bodyLimit: config.STUDIO_BODY_LIMIT },
+    verifyCaptcha: captchaVerifier({ verifyUrl: config.STUDIO_CAPTCHA_VERIFY_URL }),
     readiness: () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() }),
   })
   const pages = dashboardPages({ sql: db.sql, config, clock, publicUrl: () => publicUrl }, log)

@@ -20,6 +20,8 @@ export interface Principal {
   models: readonly string[] | null
   // The key whose monthly cap this key's completions count toward: itself, or the key that replaced it by rotation.
   countsAs: string
+  // Its leads must carry a CAPTCHA token (key-captcha.ts; the secret is read when one is checked, not kept here).
+  captcha?: boolean
 }
 
 interface KeyRow {
@@ -33,6 +35,7 @@ interface KeyRow {
   monthly_completions: number | null
   models: string[] | null
   counts_as: string | null
+  captcha: boolean
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -75,6 +78,7 @@ const toCached = (r: KeyRow): CachedKey => ({
     monthlyCompletions: r.monthly_completions,
     models: r.models,
     countsAs: r.counts_as ?? r.prefix,
+    captcha: r.captcha,
   },
   hash: r.secret_sha256,
   verified: null,
@@ -119,7 +123,7 @@ export function createKeyStore(
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
       select prefix, secret_sha256, account_id, user_id, scopes, origins, rate_limit, monthly_completions, models,
-             counts_as, expires_at, revoked_at, updated_at
+             counts_as, captcha_provider is not null as captcha, expires_at, revoked_at, updated_at
       from api_keys where prefix = ${prefix}`
     const entry = row ? toCached(row) : null
     if (cache.size >= MAX_CACHED) cache.clear()

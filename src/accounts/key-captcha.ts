@@ -11,7 +11,7 @@ export type CaptchaProvider = (typeof CAPTCHA_PROVIDERS)[number]
 export const isCaptchaProvider = (s: string): s is CaptchaProvider =>
   (CAPTCHA_PROVIDERS as readonly string[]).includes(s)
 
-interface KeyCaptcha {
+export interface KeyCaptcha {
   provider: CaptchaProvider
   secret: string
   // reCAPTCHA v3: the lowest score taken (0 to 1); null: any (v2, or v3 without a minimum).
@@ -76,4 +76,12 @@ export function setKeyCaptcha(sql: Sql, { prefix, captcha, accountId, actor }: S
     })
     return result
   })
+}
+// The key's CAPTCHA, secret included, for verifying a lead's token; null: none required.
+export async function keyCaptcha(sql: Sql, prefix: string): Promise<KeyCaptcha | null> {
+  const [k] = await sql<
+    { captcha_provider: CaptchaProvider | null; captcha_secret: string | null; captcha_min_score: number | null }[]
+  >`select captcha_provider, captcha_secret, captcha_min_score from api_keys where prefix = ${prefix}`
+  if (!k?.captcha_provider || !k.captcha_secret) return null
+  return { provider: k.captcha_provider, secret: k.captcha_secret, minScore: k.captcha_min_score }
 }

@@ -1,6 +1,7 @@
 import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { LOOPBACK, originsRefusal } from './origins.js'
+import type { CaptchaProvider, KeyCaptcha } from './key-captcha.js'
 import type { Scope } from './scopes.js'
 
 // A lead key opened to HTML forms: a page's plain <form action="{base}/forms/{prefix}"> posts leads with it, from the
@@ -73,15 +74,37 @@ export interface FormKey {
   origins: string[]
   thankYou: string | null
   rateLimit: number | null
+  // The CAPTCHA its leads must carry (key-captcha.ts), secret included; null: none.
+  captcha: KeyCaptcha | null
 }
 
 // The key `prefix` when it is open to forms and in force (not revoked, not expired), else null.
 export async function formKey(sql: Sql, prefix: string): Promise<FormKey | null> {
   const [k] = await sql<
-    { account_id: string; origins: string[] | null; thank_you_url: string | null; rate_limit: number | null }[]
+    {
+      account_id: string
+      origins: string[] | null
+      thank_you_url: string | null
+      rate_limit: number | null
+      captcha_provider: CaptchaProvider | null
+      captcha_secret: string | null
+      captcha_min_score: number | null
+    }[]
   >`
-    select account_id, origins, thank_you_url, rate_limit from api_keys
+    select account_id, origins, thank_you_url, rate_limit, captcha_provider, captcha_secret, captcha_min_score
+    from api_keys
     where prefix = ${prefix} and form and revoked_at is null and (expires_at is null or expires_at > now())`
   if (!k?.origins?.length) return null
-  return { accountId: k.account_id, prefix, origins: k.origins, thankYou: k.thank_you_url, rateLimit: k.rate_limit }
+  const captcha =
+    k.captcha_provider && k.captcha_secret
+      ? { provider: k.captcha_provider, secret: k.captcha_secret, minScore: k.captcha_min_score }
+      : null
+  return {
+    accountId: k.account_id,
+    prefix,
+    origins: k.origins,
+    thankYou: k.thank_you_url,
+    rateLimit: k.rate_limit,
+    captcha,
+  }
 }

@@ -7,6 +7,9 @@ import { LeadInput } from '../api/schemas.js'
 import { type AddressLimiter, limitAddress } from '../http/cors.js'
 import { ApiError, type Issue } from '../http/errors.js'
 import { readFormData, validate } from '../http/io.js'
+import { clientAddress } from '../http/client-address.js'
+import { captchaFailed, TOKEN_FIELDS, type VerifyCaptcha, withCaptcha } from '../leads/captcha.js'
+import type { NewLead } from '../leads/insert.js'
 import { type Exchange, type Reply, route, type Route } from '../http/route.js'
 import type { Leads } from '../leads/create.js'
 import type { RateLimiter } from '../limits/limits.js'
@@ -25,6 +28,8 @@ export interface FormDeps {
   limiter: RateLimiter
   addresses?: AddressLimiter
   bodyLimit: number
+  // Checks a CAPTCHA token with its provider, for a key that requires one.
+  verifyCaptcha: VerifyCaptcha
 }
 
 export function formRoute(deps: FormDeps): Route {
@@ -64,7 +69,7 @@ async function formPost(deps: FormDeps, x: Exchange): Promise<Reply> {
     await admit(deps, req, key)
     const form = await readFormData(req, deps.bodyLimit)
     const { lead, next, idempotency } = leadOf(form)
-    const stored = await deps.leads.create({ accountId: key.accountId, prefix: key.prefix }, lead, idempotency)
+    const stored = await createChecked(deps, req, key, { lead, idempotency, token: tokenOf(form, key) })
     if (wantsJson(req)) return created(stored)
     const to = next && key.origins.includes(originOf(next) ?? '') ? next : key.thankYou
     if (to) redirect(res, to, headers)
@@ -75,6 +80,29 @@ async function formPost(deps: FormDeps, x: Exchange): Promise<Reply> {
     sendHtml(res, e.status, pageOf(e, back), [...headers, ...extra])
   }
   return { status: res.statusCode }
+}
+
+// The lead, its CAPTCHA token checked first when the key requires one (as on POST /api/v1/leads: a failed token keeps
+// the lead as spam and the person is asked to try again; a provider that could not be asked, stored and flagged).
+async function createChecked(
+  deps: FormDeps,
+  req: IncomingMessage,
+  key: FormKey,
+  { lead, idempotency, token }: { lead: NewLead; idempotency?: string; token?: string }
+) {
+  const owner = { accountId: key.accountId, prefix: key.prefix }
+  if (!key.captcha) return deps.leads.create(owner, lead, idempotency)
+  const check = { captcha: key.captcha, origins: key.origins, token, address: clientAddress(req) }
+  const outcome = await deps.verifyCaptcha(check)
+  if (outcome !== 'failed') return deps.leads.create(owner, withCaptcha(lead, outcome), idempotency)
+  await deps.leads.create(owner, withCaptcha(lead, outcome))
+  throw captchaFailed()
+}
+
+// The token of the key's provider's widget (its own field name), when the key requires a CAPTCHA.
+function tokenOf(form: FormData, key: FormKey) {
+  const value = key.captcha ? form.get(TOKEN_FIELDS[key.captcha.provider]) : null
+  return typeof value === 'string' ? value : undefined
 }
 
 async function openKey(deps: FormDeps, prefix: string): Promise<FormKey> {
@@ -157,6 +185,7 @@ function pageOf(e: ApiError, back: string | null) {
     not_found: 'No form here',
     rate_limited: 'Too many messages',
     payload_too_large: 'The form is too large',
+    captcha_failed: 'Please try again',
   }
   return refusedFormPage(titles[e.code] ?? 'The form was not sent', e.message, back)
 }

@@ -117,7 +117,11 @@ async function leadDetail(deps: DashboardDeps, ctx: PageCtx) {
     `Lead ${lead.name}`,
     html`<p><a href="/dashboard/leads">← Leads</a></p><h1>${lead.name}</h1>
 <p class="lead">Received ${when(lead.created)} UTC${
-      lead.spam ? html` · <span class="badge revoked">spam</span> (its honeypot field was filled)` : ''
+      lead.spam ? html` · <span class="badge revoked">spam</span> (${spamWhy(lead.spam_reason)})` : ''
+    }${
+      lead.captcha_unverified
+        ? html` · <span class="badge grace">CAPTCHA unverified</span> (the CAPTCHA provider could not be asked)`
+        : ''
     }</p>
 ${notice(ctx.url.searchParams.get('done'))}
 <form class="card row" method="post" action="/dashboard/leads/${id}">${csrfField(ctx.user)}
@@ -172,6 +176,9 @@ async function noteLead(deps: DashboardDeps, ctx: PageCtx) {
   if (!note) throw noLead()
   return see(`/dashboard/leads/${ctx.params.id}?done=note-added`)
 }
+
+const spamWhy = (reason: string | null) =>
+  reason === 'captcha_failed' ? 'its CAPTCHA failed' : 'its honeypot field was filled'
 
 // What the form sent beyond the named fields, each under its own name.
 const extraFields = (extra: ExtraFields) =>

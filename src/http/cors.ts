@@ -12,7 +12,7 @@ export interface BrowserOrigins {
   allows(origin: string): boolean
 }
 
-const ALLOW_HEADERS = 'authorization, content-type, idempotency-key'
+const ALLOW_HEADERS = 'authorization, content-type, idempotency-key, x-captcha-token'
 const EXPOSE_HEADERS = 'retry-after, ratelimit, ratelimit-policy, x-request-id, idempotent-replayed'
 // How long a browser may keep a preflight's answer (seconds).
 export const PREFLIGHT_MAX_AGE = 600

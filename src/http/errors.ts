@@ -13,6 +13,7 @@ export const statusOf = {
   invalid_request: 422,
   invalid_json: 422,
   idempotency_key_reused: 422,
+  captcha_failed: 422,
   rate_limited: 429,
   quota_exceeded: 429,
   key_quota_exceeded: 429,

@@ -64,11 +64,12 @@ async function createOne(sql: Sql, { mail = false, wake }: LeadsOptions, l: Lead
   return stored
 }
 
-// A lead's lead.created event: the lead as stored (`createdAt` as the API answers it), without its honeypot field.
+// A lead's lead.created event: the lead as stored (`createdAt` as the API answers it), without its honeypot field
+// (and spam reason: spam has no event).
 // Copied field by field: `const { website, ...fields } = lead` and a spread took V8 about 6 µs a lead, this 1.
 function leadCreated({ id, owner, lead }: Omit<LeadToInsert, 'key'>, createdAt: string): EventOf<'lead.created'> {
   const data: Record<string, unknown> = {}
-  for (const k in lead) if (k !== 'website') data[k] = lead[k as keyof typeof lead]
+  for (const k in lead) if (k !== 'website' && k !== 'spamReason') data[k] = lead[k as keyof typeof lead]
   data.id = id
   data.createdAt = createdAt
   data.keyPrefix = owner.prefix

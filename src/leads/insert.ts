@@ -21,9 +21,14 @@ export interface NewLead {
   fields?: Record<string, string>
   // The honeypot: a form field hidden from people. Filled in, the lead is kept as spam (see spam.ts).
   website?: string
+  // Set by the service, never by the caller (leads/captcha.ts): the key's CAPTCHA failed, so the lead is kept as spam
+  // for that reason; or the provider could not be asked, so the lead is stored and delivered, flagged.
+  spamReason?: 'captcha_failed'
+  captchaUnverified?: boolean
 }
 
-export const isSpam = (lead: NewLead) => (lead.website ?? '') !== ''
+export const isSpam = (lead: NewLead) => (lead.website ?? '') !== '' || lead.spamReason !== undefined
+const spamReason = (lead: NewLead) => lead.spamReason ?? ((lead.website ?? '') !== '' ? 'honeypot' : undefined)
 
 // The account the lead belongs to and the prefix of the key that sent it.
 export interface LeadOwner {
@@ -56,8 +61,10 @@ const stored = (row: LeadRow, replayed = false): StoredLead => ({ id: row.id, cr
 const insert = (sql: Queries, owner: LeadOwner, lead: NewLead, key?: string, hash?: Buffer) =>
   insertLeads(sql, [{ id: randomUUID(), owner, lead, key, hash }])
 
-// What the key keeps of the request: the SHA-256 of its validated body.
-const requestHash = (lead: NewLead) => createHash('sha256').update(JSON.stringify(lead)).digest()
+// What the key keeps of the request: the SHA-256 of its validated body (without the CAPTCHA's marks: a retry's token
+// is checked again, and may fare otherwise).
+const requestHash = ({ spamReason, captchaUnverified, ...lead }: NewLead) =>
+  createHash('sha256').update(JSON.stringify(lead)).digest()
 
 export async function insertLead(sql: Queries, owner: LeadOwner, lead: NewLead, key?: string): Promise<StoredLead> {
   if (key === undefined) return stored((await insert(sql, owner, lead))[0])
@@ -115,6 +122,8 @@ const rowOf = ({ id, owner, lead, key, hash }: LeadToInsert) => ({
   idempotency_key: key,
   request_sha256: key === undefined ? undefined : (hash ?? requestHash(lead)).toString('hex'),
   spam: isSpam(lead),
+  spam_reason: spamReason(lead),
+  captcha_unverified: lead.captchaUnverified === true,
 })
 
 // The columns a new lead fills, each with its type: the rows go as one parameter (storage/recordset.ts), the hash of
@@ -139,6 +148,8 @@ const newLeads = recordset<ReturnType<typeof rowOf>>({
   idempotency_key: 'text',
   request_sha256: 'text',
   spam: 'boolean',
+  spam_reason: 'text',
+  captcha_unverified: 'boolean',
 })
 const VALUES = newLeads.names.replace('request_sha256', "decode(request_sha256, 'hex')")
 

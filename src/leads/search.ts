@@ -147,6 +147,10 @@ export async function findLead(sql: Sql, accountId: string, id: string) {
     spam: boolean
     status: LeadStatus
     assignee: string | null
+    // Why it is spam: its honeypot field filled, or its CAPTCHA failed (null for spam from before the reason was kept).
+    spam_reason: 'honeypot' | 'captcha_failed' | null
+    // Its key requires a CAPTCHA and the provider could not be asked: stored and delivered unchecked.
+    captcha_unverified: boolean
   }
   const [lead] = await sql<Found[]>`
     select l.*, l.created_at as created, k.name as key_name, u.email as assignee

@@ -17,6 +17,15 @@ const LeadCreatedData = v.object({
   id: v.pipe(v.string(), v.uuid(), v.description('Identifier of the lead.')),
   createdAt: timestamp,
   keyPrefix: v.pipe(v.string(), v.description('Prefix of the API key that created the lead.')),
+  captchaUnverified: v.optional(
+    v.pipe(
+      v.literal(true),
+      v.description(
+        'Present, true, when the key requires a CAPTCHA and its provider could not be asked (no answer within 5 s, ' +
+          'or a 5xx): the lead was stored and delivered without its token being checked.'
+      )
+    )
+  ),
 })
 
 const change = <S extends v.GenericSchema>(value: S) => v.object({ before: value, after: value })

@@ -65,7 +65,10 @@ t.test('a preflight from an origin some key allows: 204 with the CORS headers', 
   t.equal(res.status, 204)
   t.equal(res.headers.get('access-control-allow-origin'), SITE)
   t.equal(res.headers.get('access-control-allow-methods'), 'POST')
-  t.equal(res.headers.get('access-control-allow-headers'), 'authorization, content-type, idempotency-key')
+  t.equal(
+    res.headers.get('access-control-allow-headers'),
+    'authorization, content-type, idempotency-key, x-captcha-token'
+  )
   t.equal(res.headers.get('access-control-max-age'), String(PREFLIGHT_MAX_AGE))
   t.match(res.headers.get('vary'), /Origin/)
 })

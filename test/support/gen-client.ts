@@ -7,6 +7,7 @@ import { EVENT_ENVELOPES } from '../../src/outbox/catalogue.js'
 import { parseConfig } from '../../src/ops/config.js'
 import { adaptersFor, createUpstreams } from '../../src/completions/fallback.js'
 import { apiRoutes } from '../../src/routes.js'
+import { captchaVerifier } from '../../src/leads/captcha.js'
 import { CLIENT_TYPES, clientTypes } from './client-types.js'
 import { pythonClientFiles } from './python-client-types.js'
 
@@ -15,6 +16,7 @@ const doc = buildOpenApi(
     db: {} as never,
     keys: { onAccountChange() {} } as never,
     completions: { upstreams: createUpstreams(adaptersFor(parseConfig({}))), quota: { onChange() {} } } as never,
+    verifyCaptcha: captchaVerifier({}),
   }),
   EVENT_ENVELOPES
 )
