@@ -1,5 +1,6 @@
 import type { KeyListing } from '../accounts/key-lifecycle.js'
 import { parseThankYou, setKeyForm } from '../accounts/key-form.js'
+import { isCaptchaProvider, minScoreRefusal, secretRefusal, setKeyCaptcha } from '../accounts/key-captcha.js'
 import { ApiError } from '../http/errors.js'
 import { html } from './html.js'
 import { ownKey } from './key-pages.js'
@@ -35,9 +36,53 @@ of ${k.origins?.join(', ') ?? ''}. See docs/forms.md for the fields.</p>
 <div class="field"><button>Save</button> <a class="button secondary" href="/dashboard/keys">Cancel</a></div></form></div>
 <div class="card"><h2>Form URL</h2><p><code>${action}</code></p>
 <label for="snippet">A form to copy into your page</label>
-<textarea id="snippet" readonly rows="9">${snippet(action, 'Consulting')}</textarea></div>`
+<textarea id="snippet" readonly rows="9">${snippet(action, 'Consulting')}</textarea></div>
+${captchaCard(v, k)}`
   )
 }
+
+const PROVIDERS = [
+  ['none', 'None'],
+  ['turnstile', 'Cloudflare Turnstile'],
+  ['hcaptcha', 'hCaptcha'],
+  ['recaptcha', 'Google reCAPTCHA (v2 or v3)'],
+] as const
+
+// The CAPTCHA the key's leads must carry. The secret field is always empty: a stored secret is never sent back,
+// and left empty it is kept.
+function captchaCard(v: Viewer, k: KeyListing) {
+  const current = k.captcha_provider ?? 'none'
+  const options = PROVIDERS.map(
+    ([value, label]) => html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`
+  )
+  const kept = k.captcha_provider ? 'stored; leave empty to keep it' : "the provider's secret key"
+  return html`<div class="card"><h2>CAPTCHA</h2>
+<p>Leads must carry a token of the provider's widget on your page, checked with the provider (docs/forms.md).</p>
+<form method="post" action="/dashboard/keys/${k.prefix}/captcha">${csrfField(v)}
+<div class="field"><label for="captcha">Provider</label><select id="captcha" name="captcha">${options}</select></div>
+<div class="field"><label for="captcha_secret">Secret</label>
+<input id="captcha_secret" name="captcha_secret" type="password" autocomplete="off" value="" placeholder="${kept}"></div>
+<div class="field"><label for="min_score">Minimum score (reCAPTCHA v3 only, 0 to 1; empty: any)</label>
+<input id="min_score" name="min_score" type="number" min="0" max="1" step="0.1" value="${k.captcha_min_score ?? ''}"></div>
+<div class="field"><button>Save CAPTCHA</button></div></form></div>`
+}
+
+// The dashboard form's CAPTCHA, or why not.
+function captchaOf(form: URLSearchParams) {
+  const provider = form.get('captcha') ?? 'none'
+  if (provider === 'none') return null
+  if (!isCaptchaProvider(provider)) throw bad('Provider: choose one of the list.')
+  const secretText = (form.get('captcha_secret') ?? '').trim()
+  const refusal = secretText === '' ? null : secretRefusal(secretText)
+  if (refusal) throw bad(`Secret: ${refusal}.`)
+  const scoreText = (form.get('min_score') ?? '').trim()
+  const minScore = scoreText === '' || provider !== 'recaptcha' ? null : Number(scoreText)
+  const scoreRefusal = minScore === null ? null : minScoreRefusal(minScore)
+  if (scoreRefusal) throw bad(`Minimum score: ${scoreRefusal}.`)
+  return { provider, minScore, ...(secretText !== '' && { secret: secretText }) }
+}
+
+const bad = (message: string) => new ApiError({ code: 'bad_request', message })
 
 export function keyFormPages(deps: DashboardDeps): Page[] {
   const path = '/dashboard/keys/:prefix/form'
@@ -70,6 +115,23 @@ export function keyFormPages(deps: DashboardDeps): Page[] {
             message: 'Only a key whose only scope is leads:write, with origins, takes forms.',
           })
         return see('/dashboard/keys?done=form')
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/keys/:prefix/captcha',
+      access: 'admin',
+      async handle(ctx) {
+        const r = await setKeyCaptcha(deps.sql, {
+          prefix: ctx.params.prefix,
+          captcha: captchaOf(ctx.form),
+          accountId: ctx.user.accountId,
+          actor: actorOf(ctx),
+        })
+        if (!r.ok && r.reason === 'not_found')
+          throw new ApiError({ code: 'not_found', message: 'There is no such key in your account.' })
+        if (!r.ok) throw bad("Secret: give the provider's secret key.")
+        return see('/dashboard/keys?done=captcha')
       },
     },
   ]

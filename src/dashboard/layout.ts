@@ -60,6 +60,7 @@ const NOTICES: Record<string, string> = {
   revoked: 'The key was revoked. Servers refuse it within a second.',
   limited: "The key's limits were saved. Servers apply them within a second.",
   form: "The key's form setting was saved.",
+  captcha: "The key's CAPTCHA was saved.",
   password: 'Your password was changed. Your other sessions were signed out.',
   everywhere: 'Every other session was signed out.',
   role: 'The role was changed.',

@@ -63,3 +63,44 @@ t.test('a bad URL or a key that cannot take forms: a page, nothing changed', asy
   t.equal(refused.status, 400)
   t.same(await formOf(plain), { form: false, thank_you_url: null })
 })
+
+t.test('the CAPTCHA field: set, the secret never echoed, kept when left empty, refused in words', async (t) => {
+  const SECRET = 'dash-captcha-secret-0x4AAAAAAA'
+  const captchaOf = async () =>
+    (await sql`select captcha_provider, captcha_secret, captcha_min_score from api_keys where prefix = ${prefix}`)[0]
+  const set = await owner.submit(path, `/dashboard/keys/${prefix}/captcha`, {
+    captcha: 'recaptcha',
+    captcha_secret: SECRET,
+    min_score: '0.5',
+  })
+  t.equal(set.status, 303)
+  t.same(await captchaOf(), { captcha_provider: 'recaptcha', captcha_secret: SECRET, captcha_min_score: 0.5 })
+  const page = await owner.get(path)
+  t.match(page.text, '<option value="recaptcha" selected>')
+  t.match(page.text, 'placeholder="stored; leave empty to keep it"')
+  t.notMatch(page.text, SECRET, 'the stored secret is not on the page')
+  const kept = await owner.submit(path, `/dashboard/keys/${prefix}/captcha`, {
+    captcha: 'turnstile',
+    captcha_secret: '',
+  })
+  t.equal(kept.status, 303)
+  t.same(await captchaOf(), { captcha_provider: 'turnstile', captcha_secret: SECRET, captcha_min_score: null })
+  const badScore = await owner.submit(path, `/dashboard/keys/${prefix}/captcha`, {
+    captcha: 'recaptcha',
+    min_score: '3',
+  })
+  t.equal(badScore.status, 400)
+  t.match(badScore.text, 'Minimum score: the minimum score is a number from 0 to 1')
+  const other = prefixOf((await cli(['keys', 'create', '--email', OWNER])).key)
+  const noSecret = await owner.submit(path, `/dashboard/keys/${other}/captcha`, { captcha: 'hcaptcha' })
+  t.equal(noSecret.status, 400)
+  t.match(noSecret.text, 'secret key.')
+  t.equal((await owner.submit(path, `/dashboard/keys/${prefix}/captcha`, { captcha: 'none' })).status, 303)
+  t.same(await captchaOf(), { captcha_provider: null, captcha_secret: null, captcha_min_score: null })
+  const audit = await sql`select before::text || after::text as v from audit_log where action = 'key.captcha_changed'`
+  t.equal(audit.length, 3)
+  t.notOk(
+    audit.some((r) => r.v.includes(SECRET)),
+    'no audit entry holds the secret'
+  )
+})
