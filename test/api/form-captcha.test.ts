@@ -4,6 +4,7 @@ import t from 'tap'
 import { setKeyCaptcha } from '../../src/accounts/key-captcha.js'
 import { setKeyForm } from '../../src/accounts/key-form.js'
 import { createKey } from '../../src/accounts/key-lifecycle.js'
+import { signInWithLink, signinLink } from '../support/dashboard-client.js'
 import { issuedKeys, startTestServer } from '../support/server.js'
 
 // A lead key's CAPTCHA, checked with a fake siteverify on port 0 (STUDIO_CAPTCHA_VERIFY_URL) on the form endpoint
@@ -143,6 +144,17 @@ t.test('error: the provider down (5xx) or hanging: stored, flagged, delivered', 
   t.equal(hung.length, 1)
   const [lead] = await leadsOf(k.prefix)
   t.match(lead, { spam: false, captcha_unverified: true })
+  // The lead's dashboard page says so, and a failed one says why it is spam.
+  const [email] = (
+    await sql`select u.email from api_keys k join users u on u.id = k.user_id where k.prefix = ${k.prefix}`
+  ).map((r) => r.email as string)
+  const owner = await signInWithLink(s.url, await signinLink(s.dbEnv, {}, ['--email', email]))
+  const detail = await owner.get(`/dashboard/leads/${lead.id}`)
+  t.equal(detail.status, 200)
+  t.match(detail.text, 'CAPTCHA unverified')
+  await post(k.prefix, { ...FORM, [FIELD.turnstile]: 'bad' })
+  const [, failed] = await leadsOf(k.prefix)
+  t.match((await owner.get(`/dashboard/leads/${failed.id}`)).text, 'its CAPTCHA failed')
   const ok = await captchaKey('turnstile')
   await post(ok.prefix, { ...FORM, [FIELD.turnstile]: 'ok' })
   const [verified] = await leadsOf(ok.prefix)
