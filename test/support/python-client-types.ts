@@ -42,7 +42,9 @@ const pascal = (name: string) =>
     .split(/[^A-Za-z0-9]+/)
     .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
     .join('')
-const literal = (values: unknown[]) => `Literal[${values.map((v) => JSON.stringify(v)).join(', ')}]`
+const pythonValue = (v: unknown) =>
+  v === true ? 'True' : v === false ? 'False' : v === null ? 'None' : JSON.stringify(v)
+const literal = (values: unknown[]) => `Literal[${values.map(pythonValue).join(', ')}]`
 // `NAME = Literal[...]` as `ruff format` lays it out within its 120 columns: on one line, else its values on one
 // indented line, else one value a line with a trailing comma.
 const LINE = 120

@@ -385,7 +385,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "unauthorized" | "forbidden" | "model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "header_too_large" | "bad_request" | "invalid_request" | "invalid_json" | "idempotency_key_reused" | "rate_limited" | "quota_exceeded" | "key_quota_exceeded" | "budget_exceeded" | "internal_error" | "upstream_error" | "service_unavailable" | "ai_not_configured" | "upstream_unavailable" | "upstream_timeout";
+                code: "unauthorized" | "forbidden" | "model_not_allowed" | "not_found" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "header_too_large" | "bad_request" | "invalid_request" | "invalid_json" | "idempotency_key_reused" | "captcha_failed" | "rate_limited" | "quota_exceeded" | "key_quota_exceeded" | "budget_exceeded" | "internal_error" | "upstream_error" | "service_unavailable" | "ai_not_configured" | "upstream_unavailable" | "upstream_timeout";
                 message: string;
                 /** @description Present for some codes, with the members that code gives; others may be added. */
                 details?: {
@@ -842,6 +842,11 @@ export interface components {
                 createdAt: string;
                 /** @description Prefix of the API key that created the lead. */
                 keyPrefix: string;
+                /**
+                 * @description Present, true, when the key requires a CAPTCHA and its provider could not be asked (no answer within 5 s, or a 5xx): the lead was stored and delivered without its token being checked.
+                 * @constant
+                 */
+                captchaUnverified?: true;
             };
         };
         /**
@@ -3580,6 +3585,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe: a request with the key and body of one made in the last 24 hours (by any key of the same account) answers the lead that one created instead of creating another; the same key with another body is refused (422 idempotency_key_reused). 1 to 255 printable ASCII characters, e.g. a UUID. */
                 "Idempotency-Key"?: string;
+                /** @description For a key that requires a CAPTCHA: the token of the provider's widget on the page (Turnstile's, hCaptcha's or reCAPTCHA's), checked with the provider before the lead is stored. Missing or failed: the lead is kept as spam and the answer is 422 captcha_failed. */
+                "X-Captcha-Token"?: string;
             };
             path?: never;
             cookie?: never;

@@ -65,7 +65,7 @@ class LeadCreatedData(_LeadCreatedDataRequired, total=False):
     fields: dict[str, str]
     """Any other fields of the form, by name (a flat map of strings: at most 50 fields, names up to 64 characters,
     values up to 10000 characters)."""
-    captchaUnverified: Literal[true]
+    captchaUnverified: Literal[True]
     """Present, true, when the key requires a CAPTCHA and its provider could not be asked (no answer within 5 s, or
     a 5xx): the lead was stored and delivered without its token being checked."""
 

@@ -26,9 +26,11 @@ Code = Literal[
     "invalid_request",
     "invalid_json",
     "idempotency_key_reused",
+    "captcha_failed",
     "rate_limited",
     "quota_exceeded",
     "key_quota_exceeded",
+    "budget_exceeded",
     "internal_error",
     "upstream_error",
     "service_unavailable",
@@ -73,7 +75,13 @@ class Details:
     retry_after: int | None = None
     """rate_limited: seconds until a request is taken again."""
     resets_at: str | None = None
-    """quota_exceeded: when the month ends."""
+    """quota_exceeded, budget_exceeded: when the month ends."""
+    budget: str | None = None
+    """budget_exceeded: the monthly budget in USD."""
+    spent: str | None = None
+    """budget_exceeded: spent this month in USD."""
+    reserved: str | None = None
+    """budget_exceeded: held by calls under way in USD."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Details:
@@ -86,6 +94,9 @@ class Details:
             used=data.get("used"),
             retry_after=data.get("retry_after"),
             resets_at=data.get("resets_at"),
+            budget=data.get("budget"),
+            spent=data.get("spent"),
+            reserved=data.get("reserved"),
         )
 
 
