@@ -95,7 +95,8 @@ async function run() {
   await t.test('at 1280 the keys table shows status, actions and one-line dates', async (t) => {
     await page.setViewportSize({ width: 1280, height: 800 })
     await page.goto(`${server.url}/dashboard/keys`)
-    t.ok((await page.locator('tbody time').count()) >= 5, 'dates in <time>')
+    // One created date per key at least; last-used dates appear when the batched usage flush has run.
+    t.ok((await page.locator('tbody time').count()) >= 4, 'dates in <time>')
     t.equal(await page.locator('tbody tr', { hasText: 'active' }).count(), 4)
     t.same(await page.evaluate(KEYS_TABLE_FAULTS), [])
   })
