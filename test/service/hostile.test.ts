@@ -382,10 +382,11 @@ t.test('HEAD answers as GET without a body; OPTIONS answers 204 with Allow', asy
   t.equal(unauth.status, 401)
   t.equal(await unauth.text(), '')
   t.equal((await s.fetch('/healthz', { method: 'HEAD' })).status, 200)
-  t.equal((await s.fetch('/api/v1/leads', { key, method: 'HEAD' })).status, 405, 'HEAD only where GET is')
+  t.equal((await s.fetch('/api/v1/ai/completions', { key, method: 'HEAD' })).status, 405, 'HEAD only where GET is')
   for (const [path, allow] of [
     ['/api/v1/me', 'GET, HEAD'],
-    ['/api/v1/leads', 'POST'],
+    ['/api/v1/leads', 'POST, GET, HEAD'],
+    ['/api/v1/ai/completions', 'POST'],
     ['/api/v1/openapi.json', 'GET, HEAD'],
     ['/readyz', 'GET, HEAD'],
   ]) {
