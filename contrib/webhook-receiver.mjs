@@ -1,5 +1,7 @@
 // A webhook receiver for trying Studio's webhooks on one's own machine: Node.js only, no dependency.
-//   WEBHOOK_SECRET=whsec_… node contrib/webhook-receiver.mjs [PORT]      (PORT: default 9000; listens on 127.0.0.1)
+//   node contrib/webhook-receiver.mjs [PORT [SECRET_FILE]]     (PORT: default 9000; listens on 127.0.0.1)
+// The secret is the last line of SECRET_FILE (what `studio webhooks add … > webhook.secret` wrote: the CLI prints the
+// signing secret alone on its last line), else WEBHOOK_SECRET.
 // Each request is verified as Standard Webhooks says (https://www.standardwebhooks.com): the webhook-id,
 // webhook-timestamp and webhook-signature headers present, the timestamp within 5 minutes of now, and one of the
 // signatures (`v1,` + base64, space-separated) the HMAC-SHA256 of "<id>.<timestamp>.<body>" under the secret's bytes
@@ -7,14 +9,38 @@
 // answered 204; anything else prints `rejected: <why>` and is answered 400, so the sender does not count it delivered.
 // The client libraries do the same in one call: verifyWebhook (TypeScript), studio_api.webhooks.verify (Python).
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 
 const TOLERANCE_S = 5 * 60
-const secret = process.env.WEBHOOK_SECRET ?? ''
-const port = Number(process.argv[2] ?? 9000)
+const [portArg, secretFile] = process.argv.slice(2)
+const port = Number(portArg ?? 9000)
 
+// A file written by a shell's `>`: Windows PowerShell 5 writes UTF-16 with a byte-order mark.
+function lastLine(file) {
+  let bytes
+  try {
+    bytes = readFileSync(file)
+  } catch {
+    return ''
+  }
+  const text = bytes[0] === 0xff && bytes[1] === 0xfe ? bytes.subarray(2).toString('utf16le') : bytes.toString('utf8')
+  return (
+    text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .at(-1) ?? ''
+  )
+}
+
+const secret = secretFile ? lastLine(secretFile) : (process.env.WEBHOOK_SECRET ?? '')
 if (!secret.startsWith('whsec_')) {
-  console.error('webhook-receiver: set WEBHOOK_SECRET to the endpoint’s signing secret (whsec_…)')
+  console.error(
+    secretFile
+      ? `webhook-receiver: ${secretFile} does not end with the endpoint’s signing secret (whsec_…)`
+      : 'webhook-receiver: name the file holding the signing secret (whsec_…), or set WEBHOOK_SECRET'
+  )
   process.exit(2)
 }
 const key = Buffer.from(secret.slice('whsec_'.length), 'base64')

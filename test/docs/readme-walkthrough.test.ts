@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import t from 'tap'
@@ -14,13 +14,14 @@ import { freePort } from '../support/ports.js'
 //
 // What is a command (the convention the section is written in): every line of a ```sh block of `## Walk-through`
 // that is neither blank nor a comment (`# …`, an expected answer), a line ending in `\` going on on the next. Commands
-// run in one shell session, so that `KEY=$(…)` holds for the ones after it; one ending in `&` runs in that session's
-// background, as in a terminal. One whose comment says `(leave running` runs in a terminal of its own (the server).
+// run in one terminal's shell session; one whose comment says `(leave running` runs in a terminal of its own (the
+// server, the webhook receiver). Their PATH holds `node`, `npm`, `npx` and the system's `sh` (npm runs a package's
+// scripts with it; cmd.exe on Windows) and nothing else: no curl, no coreutils.
 //
 // What the test changes, and only that: `npm ci` links the repository's node_modules instead of installing them again
-// (the copy's `npm start` then builds its own dist/ from them); the documented ports 8080 (the server's default) and
-// 9000 (the receiver's) are free ones, the server's given as PORT in the environment of every command (the server
-// listens there and the CLI's sign-in link names it) and both replaced in the commands' text.
+// (the copy's `npm run try-it` then builds its own dist/ from them); the documented ports 8080 (the server's default)
+// and 9000 (the receiver's) are free ones, the server's given as PORT in the environment of every command (the server
+// listens there, and the CLI's sign-in link and contrib/try.mjs name it) and the receiver's replaced in the text.
 
 const DOCUMENTED_API_PORT = '8080'
 const DOCUMENTED_RECEIVER_PORT = '9000'
@@ -77,8 +78,14 @@ for (const file of files) {
   cpSync(join(root, file), join(dir, file))
 }
 
-// What a newcomer's shell has: no setting of ours but the port; `node` and `npm` the ones running this test.
-const env = { PATH: `${dirname(process.execPath)}:${process.env.PATH}`, HOME: process.env.HOME ?? dir, PORT: apiPort }
+// What a newcomer's machine has: Node.js (`node`, `npm` and `npx`, the ones running this test), the system's shell,
+// and no setting of ours but the port.
+const bin = join(dir, '.walkthrough-bin')
+mkdirSync(bin)
+for (const name of readdirSync(dirname(process.execPath)).filter((n) => ['node', 'npm', 'npx'].includes(n)))
+  symlinkSync(join(dirname(process.execPath), name), join(bin, name))
+symlinkSync('/bin/sh', join(bin, 'sh'))
+const env = { PATH: bin, HOME: process.env.HOME ?? dir, PORT: apiPort }
 
 const groups: ChildProcess[] = []
 // The whole group, even once its leader has exited: what it started in the background may still run.
@@ -105,7 +112,7 @@ t.teardown(async () => {
 
 // Each child leads a process group of its own, so that the teardown stops it with everything it started.
 function start(args: string[]) {
-  const child = spawn('bash', ['--noprofile', '--norc', ...args], { cwd: dir, env, detached: true })
+  const child = spawn('/bin/bash', ['--noprofile', '--norc', ...args], { cwd: dir, env, detached: true })
   groups.push(child)
   let out = ''
   child.stdout.on('data', (d) => (out += d))
@@ -129,7 +136,8 @@ async function runInSession(index: number, text: string) {
   if (done[1] !== '0') throw new Error(`\`${text}\` exited ${done[1]}:\n${session.output()}`)
 }
 
-let server: ReturnType<typeof start> | undefined
+// The terminals of their own: the server's first, answering /healthz once up; the others say they are listening.
+const terminals: ReturnType<typeof start>[] = []
 for (const [index, { text, ownTerminal }] of commands.entries()) {
   if (text.trim() === 'npm ci') {
     symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
@@ -139,16 +147,18 @@ for (const [index, { text, ownTerminal }] of commands.entries()) {
     await runInSession(index, asRun(text))
     continue
   }
-  server = start(['-c', asRun(text)])
-  const s = server
+  const s = start(['-c', asRun(text)])
+  const first = terminals.length === 0
+  terminals.push(s)
   await eventually(
     async () => {
       if (s.child.exitCode !== null) throw new Error(`\`${text}\` exited ${s.child.exitCode}:\n${s.output()}`)
-      return (await fetch(`${api}/healthz`).catch(() => null))?.ok
+      return first ? (await fetch(`${api}/healthz`).catch(() => null))?.ok : /listening/.test(s.output())
     },
-    { what: `the server of \`${text}\` answering`, timeout: SLOW }
+    { what: `\`${text}\` ready`, timeout: SLOW }
   )
 }
+const [server, receiver] = terminals
 
 // The output of the first command whose text has `part` (they are told apart by what they call), and its position.
 function ran(part: string): { index: number; output: string } {
@@ -167,20 +177,20 @@ t.ok(server, 'the walk-through starts a server')
 t.match(server?.output(), 'echo', 'the server says the echo upstream is on')
 
 t.test('GET /me answers who the key is', async (t) => {
-  const me = jsonLines(ran('/api/v1/me').output)
+  const me = jsonLines(ran('try.mjs me').output)
   t.match(me, [{ user: { email: 'ada@example.com', name: 'Ada', role: 'owner' }, plan: 'FREE', quota: { used: 0 } }])
 })
 
 t.test('a lead is created, then a second one raises the webhook', async (t) => {
-  const leads = commands.flatMap((c, i) => (c.text.includes('/api/v1/leads') ? [jsonLines(outputs[i] ?? '')[0]] : []))
+  const leads = commands.flatMap((c, i) => (c.text.includes('try.mjs lead') ? [jsonLines(outputs[i] ?? '')[0]] : []))
   t.equal(leads.length, 2)
   for (const lead of leads) t.match(lead, { id: /^[0-9a-f-]{36}$/, createdAt: String })
 })
 
 t.test('a completion from echo, whole and streamed', async (t) => {
-  const whole = jsonLines(ran('/api/v1/ai/completions').output)
+  const whole = jsonLines(ran('try.mjs complete').output)
   t.match(whole, [{ model: 'echo', content: 'Hello, echo', stop_reason: 'end_turn' }])
-  const streamed = ran('"stream":true')
+  const streamed = ran('try.mjs stream')
   const events = [...streamed.output.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map(([, name, data]) => ({
     name,
     data: JSON.parse(data),
@@ -192,12 +202,13 @@ t.test('a completion from echo, whole and streamed', async (t) => {
 })
 
 t.test('the receiver prints the event it verified', async (t) => {
-  const line = await eventually(() => /^verified lead\.created \S+$/m.exec(session.output())?.[0], {
+  t.ok(receiver, 'the walk-through starts a receiver in a terminal of its own')
+  const line = await eventually(() => /^verified lead\.created \S+$/m.exec(receiver?.output() ?? '')?.[0], {
     what: 'the receiver printing the verified lead.created',
     timeout: 60_000,
   })
   t.ok(line, line)
-  t.notMatch(session.output(), /^rejected/m, 'no delivery rejected')
+  t.notMatch(receiver?.output(), /^rejected/m, 'no delivery rejected')
 })
 
 t.test('the sign-in link opens the dashboard, signed in', async (t) => {
@@ -228,7 +239,7 @@ t.test('the answers the README shows are the ones printed', async (t) => {
 })
 
 t.test('in the order the issue asks for', async (t) => {
-  const order = ['keys create', '/api/v1/me', '/api/v1/leads', '/api/v1/ai/completions', '"stream":true']
+  const order = ['keys create', 'try.mjs me', 'try.mjs lead', 'try.mjs complete', 'try.mjs stream']
   const positions = [...order, 'webhooks add', 'webhook-receiver', 'signin-link'].map((p) => ran(p).index)
   t.same(
     positions,
