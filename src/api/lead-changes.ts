@@ -1,12 +1,11 @@
 import * as v from 'valibot'
-import { ApiError } from '../http/errors.js'
 import { BASE, route, type Route } from '../http/route.js'
 import { eraseLeads } from '../leads/erase.js'
 import { addNote, NOTE_MAX } from '../leads/notes.js'
 import { updateLead } from '../leads/update.js'
 import { LEAD_STATUSES, text } from '../outbox/lead-fields.js'
 import type { Sql } from '../storage/db.js'
-import { LEAD_ID, Lead, LeadNote } from './lead-reads.js'
+import { LEAD_ID, Lead, LeadNote, noLead } from './lead-reads.js'
 import { Email } from './schemas.js'
 
 // A lead changed with a leads:manage key: PATCH /api/v1/leads/{id}, its status and assignee (leads/update.ts).
@@ -41,7 +40,7 @@ export function updateLeadRoute(sql: Sql): Route {
     async handle({ principal, params, body }) {
       const actor = { kind: 'key', prefix: principal.prefix } as const
       const lead = await updateLead(sql, { accountId: principal.accountId, id: params.id, change: body, actor })
-      if (!lead) throw new ApiError({ code: 'not_found', message: `There is no lead "${params.id}"` })
+      if (!lead) throw noLead(params.id)
       return { status: 200, body: lead }
     },
   })
@@ -67,7 +66,7 @@ export function addNoteRoute(sql: Sql): Route {
     async handle({ principal, params, body }) {
       const author = { kind: 'key', prefix: principal.prefix } as const
       const note = await addNote(sql, principal.accountId, params.id, body.text, author)
-      if (!note) throw new ApiError({ code: 'not_found', message: `There is no lead "${params.id}"` })
+      if (!note) throw noLead(params.id)
       return { status: 201, body: note }
     },
   })
@@ -93,7 +92,7 @@ export function eraseLeadRoute(sql: Sql): Route {
     async handle({ principal, params }) {
       const actor = { kind: 'key', prefix: principal.prefix } as const
       const erased = await eraseLeads(sql, { accountId: principal.accountId, ids: [params.id], actor })
-      if (!erased.length) throw new ApiError({ code: 'not_found', message: `There is no lead "${params.id}"` })
+      if (!erased.length) throw noLead(params.id)
       return { status: 204 }
     },
   })

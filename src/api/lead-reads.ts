@@ -11,6 +11,9 @@ import { Email } from './schemas.js'
 // The path parameter of /leads/{id} and the paths under it.
 export const LEAD_ID = { id: v.pipe(v.string(), v.uuid(), v.description("The lead's id.")) }
 
+// The 404 of every /leads/{id} route: no lead of the key's account has that id.
+export const noLead = (id: string) => new ApiError({ code: 'not_found', message: `There is no lead "${id}"` })
+
 export const LeadNote = v.pipe(
   v.object({
     text: v.string(),
@@ -128,7 +131,7 @@ export function getLeadRoute(sql: Sql): Route {
     responses: { 200: { description: 'The lead', schema: Lead } },
     async handle({ principal, params }) {
       const lead = await getLead(sql, principal.accountId, params.id)
-      if (!lead) throw new ApiError({ code: 'not_found', message: `There is no lead "${params.id}"` })
+      if (!lead) throw noLead(params.id)
       return { status: 200, body: lead }
     },
   })
