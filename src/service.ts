@@ -136,7 +136,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   await keys.refresh()
   const origins = await openOriginSet(db.sql, keys, log)
   const processId = randomUUID()
-  const recorder = createRecorder(db.raw, log, processId)
+  const recorder = createRecorder(db.raw, log, processId, { mail: mailIsOn(config) })
   const clock = opts.clock ?? Date.now
   const metrics = opts.metrics ?? createMetrics()
   const [quota, tracer] = await Promise.all([
@@ -165,7 +165,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     dispatcher,
     recorder,
     prices: createPrices(config),
-    budgets: createBudgets(db.raw, processId),
+    budgets: createBudgets(db.raw, processId, mailIsOn(config)),
     log,
     metrics,
     timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS,

@@ -22,6 +22,9 @@ export interface Principal {
   countsAs: string
   // Its leads must carry a CAPTCHA token (key-captcha.ts; the secret is read when one is checked, not kept here).
   captcha?: boolean
+  // Its account or its key has a monthly budget (completions/budget.ts): without one a call reserves nothing, and
+  // skips the reservation's round trip. Kept as fresh as the key's own limits (the poll drops the entry).
+  budgeted?: boolean
 }
 
 interface KeyRow {
@@ -36,6 +39,8 @@ interface KeyRow {
   models: string[] | null
   counts_as: string | null
   captcha: boolean
+  budgeted: boolean
+  account_updated_at: Date
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -50,6 +55,8 @@ interface CachedKey {
   expiresAt: number
   revokedAt: number
   updatedAt: number
+  // Its account's row as it was read: an account change (a budget set or lifted) drops the entry.
+  accountUpdatedAt: number
 }
 
 const NEVER = Number.POSITIVE_INFINITY
@@ -79,12 +86,14 @@ const toCached = (r: KeyRow): CachedKey => ({
     models: r.models,
     countsAs: r.counts_as ?? r.prefix,
     captcha: r.captcha,
+    budgeted: r.budgeted,
   },
   hash: r.secret_sha256,
   verified: null,
   expiresAt: r.expires_at ? r.expires_at.getTime() : NEVER,
   revokedAt: r.revoked_at ? r.revoked_at.getTime() : NEVER,
   updatedAt: r.updated_at.getTime(),
+  accountUpdatedAt: r.account_updated_at.getTime(),
 })
 
 export const unauthorized = () => new ApiError({ code: 'unauthorized', message: 'Missing or invalid API key' })
@@ -122,9 +131,11 @@ export function createKeyStore(
 
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
-      select prefix, secret_sha256, account_id, user_id, scopes, origins, rate_limit, monthly_completions, models,
-             counts_as, captcha_provider is not null as captcha, expires_at, revoked_at, updated_at
-      from api_keys where prefix = ${prefix}`
+      select k.prefix, k.secret_sha256, k.account_id, k.user_id, k.scopes, k.origins, k.rate_limit,
+             k.monthly_completions, k.models, k.counts_as, k.captcha_provider is not null as captcha,
+             (k.budget_micros is not null or a.budget_micros is not null) as budgeted,
+             a.updated_at as account_updated_at, k.expires_at, k.revoked_at, k.updated_at
+      from api_keys k join accounts a on a.id = k.account_id where k.prefix = ${prefix}`
     const entry = row ? toCached(row) : null
     if (cache.size >= MAX_CACHED) cache.clear()
     cache.set(prefix, entry)
@@ -140,7 +151,10 @@ export function createKeyStore(
     const now = changed.find((r) => r.kind === 'now')!.at
     since = new Date(now.getTime() - 5000)
     const keys = changed.filter((r) => r.kind === 'key')
+    const accounts = new Map<string, number>()
     for (const r of changed) if (r.kind === 'account') accountListeners.forEach((fn) => fn(r.id))
+    for (const r of changed) if (r.kind === 'account') accounts.set(r.id, r.at.getTime())
+    if (accounts.size) dropAccounts(accounts)
     if (keys.length) {
       const prefixes = keys.map((r) => r.id)
       keyListeners.forEach((fn) => fn(prefixes))
@@ -149,6 +163,15 @@ export function createKeyStore(
       const entry = cache.get(r.id)
       if (entry === undefined || (entry && entry.updatedAt === r.at.getTime())) continue
       cache.delete(r.id)
+    }
+  }
+
+  // The entries of keys whose account changed since they were read (its budget is on the principal); a change is seen
+  // by a few polls, and only the first finds entries older than it.
+  function dropAccounts(changed: Map<string, number>) {
+    for (const [prefix, entry] of cache) {
+      const at = entry ? changed.get(entry.principal.accountId) : undefined
+      if (at !== undefined && at !== entry?.accountUpdatedAt) cache.delete(prefix)
     }
   }
 

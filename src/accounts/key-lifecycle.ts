@@ -250,6 +250,9 @@ export async function rotateKey(
     await tx`update api_keys k set captcha_provider = o.captcha_provider, captcha_secret = o.captcha_secret,
              captcha_min_score = o.captcha_min_score
              from api_keys o where o.prefix = ${prefix} and o.captcha_provider is not null and k.prefix = ${created.prefix}`
+    // The line keeps its budget (sql/047): the new key's is the old one's, counting the spend of both.
+    await tx`update api_keys k set budget_micros = o.budget_micros
+             from api_keys o where o.prefix = ${prefix} and o.budget_micros is not null and k.prefix = ${created.prefix}`
     await moveKeyCount(tx, prefix, created.prefix)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys

@@ -68,7 +68,7 @@ type LimitedRow = {
 // locks it (`for no key update`: a count row's foreign key check still passes) and only it, so that the order of locks
 // is a rotation's. 'moved': it was rotated meanwhile, and the caller starts again in a new transaction (the lock taken
 // here must not be held while the next key is locked).
-async function lockNewest(tx: postgres.TransactionSql, prefix: string, accountId?: string) {
+export async function lockNewest(tx: postgres.TransactionSql, prefix: string, accountId?: string) {
   const [k] = await tx<{ newest: string }[]>`
     select coalesce(counts_as, prefix) as newest from api_keys
     where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``}`

@@ -97,7 +97,15 @@ const ERROR: Json = {
               format: 'date-time',
               description: 'quota_exceeded, budget_exceeded: when the month ends.',
             },
-            budget: { type: 'string', description: 'budget_exceeded: the monthly budget in USD.' },
+            which: {
+              type: 'string',
+              enum: ['account', 'key'],
+              description: "budget_exceeded: the budget that refused the call, the account's or the key's.",
+            },
+            budget: {
+              type: 'string',
+              description: 'budget_exceeded: the monthly budget in USD (the one `which` names).',
+            },
             spent: { type: 'string', description: 'budget_exceeded: spent this month in USD.' },
             reserved: { type: 'string', description: 'budget_exceeded: held by calls under way in USD.' },
           },

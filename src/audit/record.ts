@@ -27,6 +27,7 @@ export const AUDIT_ACTIONS = [
   'key.limited',
   'key.form_changed',
   'key.captcha_changed',
+  'key.budget_changed',
   'member.invited',
   'member.role_changed',
   'member.removed',

@@ -3,6 +3,7 @@ import { isPrefix } from '../accounts/key-format.js'
 import { originsRefusal, parseOrigins } from '../accounts/origins.js'
 import { type KeyLimits, LIMIT_MIN, parseLimit, parseModels } from '../accounts/key-limits.js'
 import { parseScopes, SCOPES, type Scope, scopeList } from '../accounts/scopes.js'
+import { parseUsd } from '../accounts/budget-set.js'
 import { parseDuration } from '../ops/duration.js'
 import { configuredAliases } from '../ops/model-aliases.js'
 import { Refused } from '../ops/refused.js'
@@ -72,4 +73,14 @@ export function limitsArg({ values, config }: Pick<Invocation, 'values' | 'confi
     limits.models = models
   }
   return limits
+}
+
+// `--budget 5.00` (USD, to the micro-dollar) → micro-dollars, `none` → null; undefined when the flag is not given.
+export function budgetArg(text: string | undefined): number | null | undefined {
+  if (text === undefined) return undefined
+  if (text.trim().toLowerCase() === 'none') return null
+  const micros = parseUsd(text.trim())
+  if (micros === null)
+    throw new Refused(`--budget: ${JSON.stringify(text.slice(0, 40))} is not an amount in USD (5.00) or none`)
+  return micros
 }

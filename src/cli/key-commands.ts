@@ -3,10 +3,12 @@ import { createKey, listKeys, ROTATE_GRACE_SECONDS, revokeKey, rotateKey } from 
 import { parseThankYou, setKeyForm } from '../accounts/key-form.js'
 import { isCaptchaProvider, minScoreRefusal, secretRefusal, setKeyCaptcha } from '../accounts/key-captcha.js'
 import { setKeyLimits } from '../accounts/key-limits.js'
+import { setKeyBudget } from '../accounts/key-budget.js'
+import { usd } from '../ops/usd.js'
 import { narrowScopes } from '../accounts/scopes.js'
 import { Email, Plan, Role } from '../api/schemas.js'
 import { Refused } from '../ops/refused.js'
-import { check, duration, expiry, limitsArg, originsArg, prefixArg, scopesArg } from './arguments.js'
+import { budgetArg, check, duration, expiry, limitsArg, originsArg, prefixArg, scopesArg } from './arguments.js'
 import { type Command, UsageError } from './command.js'
 import { printKey, printTable } from './print.js'
 
@@ -163,29 +165,42 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys limit',
-    args: 'PREFIX [--rate-limit N|none] [--monthly-completions N|none] [--models M|all]',
+    args: 'PREFIX [--rate-limit N|none] [--monthly-completions N|none] [--models M|all] [--budget USD|none]',
     help:
       "set or lift (none) the key's own rate limit (requests in any 60 s) and monthly\ncompletions cap; the lower " +
       "of the key's and the account's applies; --models limits the\nmodel aliases it may call to M (comma-separated) " +
-      'or lifts that limit (all);\nrunning servers apply it within a second',
+      "or lifts that limit (all);\n--budget sets the key's monthly budget in USD (5.00) or lifts it (none);\n" +
+      'running servers apply it within a second',
     manual:
       "set the key's own rate limit (requests in any 60 s, at least 1) or monthly completions cap (at " +
       'least 0), or lift it (`none`); set the model aliases it may call (`--models fast,primary`) or lift ' +
       'that limit (`all`); a flag not given stays as it was. No flag, a value that is not a whole number ' +
       'or `none`, or a model alias the configuration does not name, is refused with exit 2 and one line, ' +
       'and nothing changes. Running servers apply it within a second; a rotated key keeps its limits (see ' +
-      '"Per-key limits")',
+      '"Per-key limits"). `--budget 5.00` sets the monthly budget in USD of the key and the keys it replaced ' +
+      'by rotation (`none` lifts it): calls that do not fit it are refused with `budget_exceeded` (see ' +
+      'docs/spend.md)',
     run: ({ values, config, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       const limits = limitsArg({ values, config })
-      if (!Object.keys(limits).length)
-        throw new Refused('keys limit needs --rate-limit N|none or --monthly-completions N|none or --models M|all')
+      const budget = budgetArg(values.budget)
+      if (!Object.keys(limits).length && budget === undefined)
+        throw new Refused(
+          'keys limit needs --rate-limit N|none or --monthly-completions N|none or --models M|all or --budget USD|none'
+        )
       return database(async (sql) => {
-        const r = await setKeyLimits(sql, { prefix, change: limits, actor })
-        if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
-        const { rateLimit, monthlyCompletions, models } = r.after
-        const limited = `rate limit ${shown(rateLimit)}, monthly completions ${shown(monthlyCompletions)}`
-        io.out(`key ${prefix}: ${limited}, models ${models?.join(',') ?? 'all'}`)
+        if (Object.keys(limits).length) {
+          const r = await setKeyLimits(sql, { prefix, change: limits, actor })
+          if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
+          const { rateLimit, monthlyCompletions, models } = r.after
+          const limited = `rate limit ${shown(rateLimit)}, monthly completions ${shown(monthlyCompletions)}`
+          io.out(`key ${prefix}: ${limited}, models ${models?.join(',') ?? 'all'}`)
+        }
+        if (budget !== undefined) {
+          const r = await setKeyBudget(sql, { prefix, micros: budget, actor })
+          if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
+          io.out(`key ${prefix}: ${budget === null ? 'no budget' : `a monthly budget of ${usd(budget)} USD`}`)
+        }
       })
     },
   },

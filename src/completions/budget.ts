@@ -5,13 +5,15 @@ import { usd } from '../ops/usd.js'
 import type { CallBody } from './call.js'
 import type { Prices } from './prices.js'
 
-// What a call holds of its account's monthly budget (sql/041): the micro-dollars reserved before its upstream call,
-// released with its record (record-writer.ts), or given back when it ends without one. `micros` 0: nothing held (no
-// budget set).
+// What a call holds of its account's and its key's monthly budgets (sql/041, sql/047): the micro-dollars reserved
+// before its upstream call, released with its record (record-writer.ts), or given back when it ends without one.
+// `micros` (the account's) and `keyMicros` (held under the key line's newest key, `line`) 0: nothing held there.
 export interface BudgetHold {
   accountId: string
   month: string
   micros: number
+  keyMicros: number
+  line: string
   // Its record was written (or is queued): the record releases the hold.
   recorded: boolean
 }
@@ -19,7 +21,7 @@ export interface BudgetHold {
 export interface Budgets {
   // Reserves the call's upper bound, or throws 429 budget_exceeded (or 503 for a model with no price) before any
   // upstream call.
-  reserve(accountId: string, month: Month, bound: Bound): Promise<BudgetHold>
+  reserve(accountId: string, key: string, month: Month, bound: Bound): Promise<BudgetHold>
   // A hold whose call wrote no record goes back.
   giveBack(hold: BudgetHold): Promise<void>
 }
@@ -27,36 +29,107 @@ export interface Budgets {
 // A call's upper bound: its micro-dollars at the dearest price of every model it may reach, or the model with no price.
 type Bound = { micros: number } | { unpriced: string } | { unbounded: true }
 
+// A call with no budget to count (none set on its account or key, as its cached principal says): no round trip.
+export const noHold = (accountId: string, month: Month): BudgetHold => ({
+  accountId,
+  month: month.month,
+  micros: 0,
+  keyMicros: 0,
+  line: '',
+  recorded: false,
+})
+
 interface Reserved {
   granted: boolean
   held: string
+  key_held: string
+  line: string | null
+  which: 'account' | 'key' | null
   budget: string | null
   spent: string
   reserved: string
   alive: boolean
 }
 
-export function createBudgets(sql: Sql, process: string): Budgets {
+// One call waiting for its reservation: its micro-dollars, and how it learns its row.
+interface Waiting {
+  micros: number
+  done: (r: Reserved) => void
+  failed: (e: unknown) => void
+}
+
+// The calls of one key (and month) waiting while its reservation runs: they go together in the next statement.
+interface Line {
+  waiting: Waiting[]
+  running: boolean
+}
+
+const MAX_BATCH = 1000
+
+// `mail`: the server sends mail, so a refusal that exhausts the account's budget mails its owners (sql/047).
+// Reservations batch per key, as the quota's units batch per account (quota/account-quota.ts): a key's first call
+// reserves at once; the calls that arrive while that statement runs wait for it and go together in the next one,
+// so a busy key costs one round trip per batch, not per call, and the budget's row lock is taken once per batch.
+export function createBudgets(sql: Sql, process: string, mail = false): Budgets {
+  const lines = new Map<string, Line>()
+
+  async function run(name: string, line: Line, accountId: string, key: string, month: string) {
+    line.running = true
+    while (line.waiting.length) {
+      const batch = line.waiting.splice(0, MAX_BATCH)
+      try {
+        const rows = await sql<(Reserved & { ord: number })[]>`
+          select ord, granted, held::text, key_held::text, line, which, budget::text, spent::text, reserved::text, alive
+          from studio_budget_reserve_keys(${accountId}, ${key}, ${month}::date, ${process},
+            ${batch.map((w) => w.micros)}::bigint[], ${mail})`
+        for (const r of rows) batch[r.ord - 1].done(r)
+      } catch (e) {
+        for (const w of batch) w.failed(e)
+      }
+    }
+    line.running = false
+    lines.delete(name)
+  }
+
+  function reserved(accountId: string, key: string, month: string, micros: number): Promise<Reserved> {
+    const name = `${accountId} ${key} ${month}`
+    let line = lines.get(name)
+    if (!line) lines.set(name, (line = { waiting: [], running: false }))
+    const l = line
+    return new Promise<Reserved>((done, failed) => {
+      l.waiting.push({ micros, done, failed })
+      if (!l.running) void run(name, l, accountId, key, month)
+    })
+  }
+
   return {
-    async reserve(accountId, month, bound) {
+    async reserve(accountId, key, month, bound) {
       const micros = 'micros' in bound ? bound.micros : 0
-      const [r] = await sql<Reserved[]>`
-        select granted, held::text, budget::text, spent::text, reserved::text, alive
-        from studio_budget_reserve(${accountId}, ${month.month}::date, ${process}, ${micros})`
-      const hold = { accountId, month: month.month, micros: Number(r.held), recorded: false }
+      const r = await reserved(accountId, key, month.month, micros)
+      const hold = {
+        accountId,
+        month: month.month,
+        micros: Number(r.held),
+        keyMicros: Number(r.key_held),
+        line: r.line ?? key,
+        recorded: false,
+      }
       if (r.budget === null) return hold
       if ('unpriced' in bound) {
         await this.giveBack(hold)
         throw new ApiError({
           code: 'ai_not_configured',
           message:
-            `This account has a budget, and the model ${bound.unpriced} has no price: ` +
+            `This account or key has a budget, and the model ${bound.unpriced} has no price: ` +
             'add it to the file named by STUDIO_PRICES',
         })
       }
       if ('unbounded' in bound) {
         await this.giveBack(hold)
-        throw new ApiError({ code: 'invalid_request', message: 'max_tokens: required when the account has a budget' })
+        throw new ApiError({
+          code: 'invalid_request',
+          message: 'max_tokens: required when the account or key has a budget',
+        })
       }
       if (!r.alive)
         throw new ApiError({ code: 'service_unavailable', message: 'The budget could not be counted; try again later' })
@@ -64,18 +137,23 @@ export function createBudgets(sql: Sql, process: string): Budgets {
       return hold
     },
     async giveBack(hold) {
-      if (hold.micros === 0 || hold.recorded) return
+      if ((hold.micros === 0 && hold.keyMicros === 0) || hold.recorded) return
       hold.recorded = true
-      await sql`select studio_budget_give(${hold.accountId}, ${hold.month}::date, ${process}, ${hold.micros})`
+      if (hold.micros > 0)
+        await sql`select studio_budget_give(${hold.accountId}, ${hold.month}::date, ${process}, ${hold.micros})`
+      if (hold.keyMicros > 0)
+        await sql`select studio_budget_give_key(${hold.line}, ${hold.month}::date, ${process}, ${hold.keyMicros})`
     },
   }
 }
 
+// `budget` in the details names which budget refused the call: the account's or the key's.
 const budgetExceeded = (r: Reserved, month: Month, now: number) =>
   new ApiError({
     code: 'budget_exceeded',
-    message: `The monthly budget of this account does not fit this call; it resets at ${month.end.toISOString()}`,
+    message: `The monthly budget of this ${r.which === 'key' ? 'key' : 'account'} does not fit this call; it resets at ${month.end.toISOString()}`,
     details: {
+      which: r.which ?? 'account',
       budget: usd(r.budget ?? 0),
       spent: usd(r.spent),
       reserved: usd(r.reserved),

@@ -44,6 +44,8 @@ export function recordCompletion(c: CompletionContext, outcome: string, call: Ca
     cost_micros: cost,
     budget_hold: c.budget.micros,
     budget_month: c.budget.month,
+    key_hold: c.budget.keyMicros,
+    key_line: c.budget.line,
   })
   return cost
 }

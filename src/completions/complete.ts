@@ -9,7 +9,7 @@ import { callFailed } from './call-failed.js'
 import { CallAbort } from './abort.js'
 import { streamCompletion } from './stream-complete.js'
 import { allowedAlias } from './aliases.js'
-import { upperBound } from './budget.js'
+import { noHold, upperBound } from './budget.js'
 
 // The header every completion's 200 carries (a whole answer's here, a stream's from sse-reply.ts), documented by
 // each completion route.
@@ -55,8 +55,15 @@ export async function completeCall(deps: CompletionsDeps, x: Exchange, ask: Comp
   const off = upstreams.notConfigured()
   if (off) throw off
   const upstreamModel = upstreams.model(ask.alias)
-  const bound = upperBound(deps.prices, upstreams.models(ask.alias), ask.call)
-  const budget = await deps.budgets.reserve(principal.accountId, deps.quota.month(), bound)
+  // No budget on the account or the key (the cached principal says, within a poll): nothing to reserve, no round trip.
+  const budget = principal.budgeted
+    ? await deps.budgets.reserve(
+        principal.accountId,
+        principal.prefix,
+        deps.quota.month(),
+        upperBound(deps.prices, upstreams.models(ask.alias), ask.call)
+      )
+    : noHold(principal.accountId, deps.quota.month())
   const abort = new CallAbort()
   const cancel = () => abort.cancel()
   const onClose = () => res.writableFinished || cancel()

@@ -8,7 +8,7 @@ import { KEEP_MS } from './deliveries.js'
 
 export interface ClaimedMail {
   id: string
-  kind: 'lead' | 'signin' | 'invite' | 'endpoint'
+  kind: 'lead' | 'signin' | 'invite' | 'endpoint' | 'budget'
   recipient: string
   // A lead mail's event (its envelope), or the message a link mail carries.
   eventBody: string | null

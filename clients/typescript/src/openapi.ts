@@ -414,7 +414,12 @@ export interface components {
                      * @description quota_exceeded, budget_exceeded: when the month ends.
                      */
                     resets_at?: string;
-                    /** @description budget_exceeded: the monthly budget in USD. */
+                    /**
+                     * @description budget_exceeded: the budget that refused the call, the account's or the key's.
+                     * @enum {string}
+                     */
+                    which?: "account" | "key";
+                    /** @description budget_exceeded: the monthly budget in USD (the one `which` names). */
                     budget?: string;
                     /** @description budget_exceeded: spent this month in USD. */
                     spent?: string;

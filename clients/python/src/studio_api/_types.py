@@ -56,6 +56,9 @@ class Issue:
 RequiredScope = Literal["me:read", "leads:write", "leads:read", "leads:manage", "completions:write"]
 
 
+Which = Literal["account", "key"]
+
+
 @dataclass(frozen=True)
 class Details:
     """Present for some codes, with the members that code gives; others may be added."""
@@ -76,8 +79,10 @@ class Details:
     """rate_limited: seconds until a request is taken again."""
     resets_at: str | None = None
     """quota_exceeded, budget_exceeded: when the month ends."""
+    which: Which | None = None
+    """budget_exceeded: the budget that refused the call, the account's or the key's."""
     budget: str | None = None
-    """budget_exceeded: the monthly budget in USD."""
+    """budget_exceeded: the monthly budget in USD (the one `which` names)."""
     spent: str | None = None
     """budget_exceeded: spent this month in USD."""
     reserved: str | None = None
@@ -94,6 +99,7 @@ class Details:
             used=data.get("used"),
             retry_after=data.get("retry_after"),
             resets_at=data.get("resets_at"),
+            which=data.get("which"),
             budget=data.get("budget"),
             spent=data.get("spent"),
             reserved=data.get("reserved"),
