@@ -1,4 +1,6 @@
 import { accountPlan } from '../accounts/key-lifecycle.js'
+import { accountBudget, parseUsd, setAccountBudget } from '../accounts/budget-set.js'
+import { usd } from '../ops/usd.js'
 import { leadMailChoice, setLeadMailChoice } from '../accounts/lead-mail.js'
 import { passwordProblem } from '../accounts/passwords.js'
 import { endOtherSessions } from '../accounts/sessions.js'
@@ -25,6 +27,21 @@ ${
 <button class="secondary">Save</button></form></div>`
 }
 
+// The account's monthly budget: owners set or lift it (the same function as `studio budget set`); others see it.
+async function budgetCard(deps: DashboardDeps, ctx: PageCtx) {
+  const micros = await accountBudget(deps.sql, ctx.user.accountId)
+  const shown = micros === null ? '' : usd(micros)
+  if (ctx.user.role !== 'owner')
+    return html`<div class="card"><h2>Monthly budget</h2>
+<p>${micros === null ? 'No budget is set.' : html`${shown} USD a month.`} Owners set it.</p></div>`
+  return html`<div class="card"><h2>Monthly budget</h2>
+<p class="lead">Calls that do not fit what is left of it this month are refused. Leave it empty for none.</p>
+<form method="post" action="/dashboard/account/budget" class="row">${csrfField(ctx.user)}
+<div class="field"><label for="budget">Monthly budget (USD)</label>
+<input id="budget" name="budget" inputmode="decimal" value="${shown}" placeholder="none"></div>
+<div class="field"><button>Save budget</button></div></form></div>`
+}
+
 async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) {
   const v = ctx.user
   const plan = await accountPlan(deps.sql, v.accountId)
@@ -35,6 +52,7 @@ async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) 
     html`<h1>Account</h1><p class="lead">${v.email}</p>${notice(ctx.url.searchParams.get('done'))}
 <div class="card"><h2>Plan</h2><p><span class="badge active">${plan}</span></p>
 <p class="lead">Plans are set by the operator of this service (<code>studio plan set</code>).</p></div>
+${await budgetCard(deps, ctx)}
 ${await emailCard(deps, ctx)}
 <div class="card"><h2>Change password</h2>
 ${problem ? errorBanner(problem) : ''}
@@ -70,6 +88,24 @@ export function accountPages(deps: DashboardDeps): Page[] {
         await setPassword(sql, ctx.user.userId, password, actorOf(ctx))
         await endOtherSessions(sql, ctx.user.userId, ctx.token)
         return see('/dashboard/account?done=password')
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/account/budget',
+      access: 'user',
+      async handle(ctx) {
+        if (ctx.user.role !== 'owner')
+          throw new ApiError({ code: 'forbidden', message: "Only the account's owners set its budget." })
+        const text = (ctx.form.get('budget') ?? '').trim()
+        const micros = text === '' || text.toLowerCase() === 'none' ? null : parseUsd(text)
+        if (micros === null && text !== '' && text.toLowerCase() !== 'none')
+          throw new ApiError({
+            code: 'bad_request',
+            message: 'Monthly budget: an amount in USD (25.00), or empty for none.',
+          })
+        await setAccountBudget(sql, ctx.user.accountId, micros, actorOf(ctx))
+        return see('/dashboard/account?done=budget')
       },
     },
     {

@@ -1,6 +1,9 @@
 import type { KeyListing } from '../accounts/key-lifecycle.js'
 import { type KeyLimits, LIMIT_MIN, parseLimit, setKeyLimits } from '../accounts/key-limits.js'
 import { ApiError } from '../http/errors.js'
+import { keyBudget, setKeyBudget } from '../accounts/key-budget.js'
+import { parseUsd } from '../accounts/budget-set.js'
+import { usd } from '../ops/usd.js'
 import { html } from './html.js'
 import { configuredAliases } from '../ops/model-aliases.js'
 import { modelsField, modelsOf, ownKey } from './key-pages.js'
@@ -34,19 +37,33 @@ function limitsOf(form: URLSearchParams, configured: readonly string[]): Partial
   return models === undefined ? limits : { ...limits, models }
 }
 
-const limitsForm = (v: Viewer, k: KeyListing, configured: readonly string[]) =>
+// The form's monthly budget in micro-dollars (empty: none); undefined when the form has no such field.
+function budgetOf(form: URLSearchParams): number | null | undefined {
+  const text = form.get('budget')?.trim()
+  if (text === undefined) return undefined
+  if (text === '' || text.toLowerCase() === 'none') return null
+  const micros = parseUsd(text)
+  if (micros === null)
+    throw new ApiError({ code: 'bad_request', message: 'Monthly budget: an amount in USD (5.00), or empty for none.' })
+  return micros
+}
+
+const limitsForm = (v: Viewer, k: KeyListing, configured: readonly string[], budget: number | null) =>
   page(
     v,
     'keys',
     'Key limits',
     html`<h1>Limits of key <code>${k.prefix}</code></h1><div class="card">
 <p>“${k.name ?? 'unnamed'}” gets the lower of these and your account's own (the service's rate limit, your plan's
-quota). Leave a field empty for none of the key's own. Servers apply a change within a second.</p>
+quota). Leave a field empty for none of the key's own. Servers apply a change within a second. Calls that do not fit
+the monthly budget (in USD, this key and the keys it replaced) are refused.</p>
 <form method="post" action="/dashboard/keys/${k.prefix}/limits" class="row">${csrfField(v)}
 ${FIELDS.map(
   ({ field, label }) => html`<div class="field"><label for="${field}">${label}</label>
 <input id="${field}" name="${field}" inputmode="numeric" value="${k[field] ?? ''}" placeholder="none"></div>`
-)}${modelsField(configured, k.models)}<div class="field"><button>Save limits</button></div>
+)}<div class="field"><label for="budget">Monthly budget (USD)</label>
+<input id="budget" name="budget" inputmode="decimal" value="${budget === null ? '' : usd(budget)}" placeholder="none">
+</div>${modelsField(configured, k.models)}<div class="field"><button>Save limits</button></div>
 <a class="button secondary" href="/dashboard/keys">Cancel</a></form></div>`
   )
 
@@ -57,8 +74,10 @@ export function keyLimitPages(deps: DashboardDeps): Page[] {
       method: 'GET',
       path,
       access: 'admin',
-      handle: async (ctx) =>
-        limitsForm(ctx.user, await ownKey(deps.sql, ctx.user, ctx.params.prefix), configuredAliases(deps.config)),
+      async handle(ctx) {
+        const k = await ownKey(deps.sql, ctx.user, ctx.params.prefix)
+        return limitsForm(ctx.user, k, configuredAliases(deps.config), await keyBudget(deps.sql, k.prefix))
+      },
     },
     {
       method: 'POST',
@@ -66,14 +85,12 @@ export function keyLimitPages(deps: DashboardDeps): Page[] {
       access: 'admin',
       async handle(ctx) {
         const limits = limitsOf(ctx.form, configuredAliases(deps.config))
+        const budget = budgetOf(ctx.form)
         // Limited to the account's keys: another account's prefix is not found, as an unknown one.
-        const r = await setKeyLimits(deps.sql, {
-          prefix: ctx.params.prefix,
-          change: limits,
-          accountId: ctx.user.accountId,
-          actor: actorOf(ctx),
-        })
+        const mine = { prefix: ctx.params.prefix, accountId: ctx.user.accountId, actor: actorOf(ctx) }
+        const r = await setKeyLimits(deps.sql, { ...mine, change: limits })
         if (!r.ok) throw new ApiError({ code: 'not_found', message: 'There is no such key in your account.' })
+        if (budget !== undefined) await setKeyBudget(deps.sql, { ...mine, micros: budget })
         return see('/dashboard/keys?done=limited')
       },
     },

@@ -71,6 +71,7 @@ const NOTICES: Record<string, string> = {
   'webhook-enabled': 'The endpoint is enabled: it receives the events made from now on.',
   'webhook-deleted': 'The endpoint was deleted with its delivery log.',
   'lead-mail': 'Your email choice was saved.',
+  budget: "The account's monthly budget was saved. Servers apply it within a second.",
   'lead-saved': "The lead's status and assignee were saved.",
   'note-added': 'The note was added.',
   'link-sent': 'If that address has an account here, a sign-in link is on its way to it. It works once, for 24 hours.',

@@ -128,6 +128,67 @@ async function run() {
     t.same(problems, [], 'no dialog, console error or foreign request')
   })
 
+  await t.test("budgets: a key's on its Limits page, the account's on the Account page, set and lifted", async (t) => {
+    await page.goto(url('/dashboard/keys'))
+    await page.getByLabel('Name').fill('budget key')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const prefix = ((await page.textContent('#new-key')) ?? '').split('_')[1]
+    const keyBudget = async () =>
+      (
+        await server.db.sql<
+          { b: string | null }[]
+        >`select budget_micros::text as b from api_keys where prefix = ${prefix}`
+      )[0].b
+    await page.goto(url(`/dashboard/keys/${prefix}/limits`))
+    await page.getByLabel('Monthly budget (USD)').fill('5.00')
+    await page.getByRole('button', { name: 'Save limits' }).click()
+    await page.waitForURL(url('/dashboard/keys?done=limited'))
+    t.equal(await keyBudget(), '5000000')
+    await page.goto(url(`/dashboard/keys/${prefix}/limits`))
+    t.equal(await page.getByLabel('Monthly budget (USD)').inputValue(), '5.000000', 'shown as saved')
+    await page.getByLabel('Monthly budget (USD)').fill('5.0.0')
+    await page.getByRole('button', { name: 'Save limits' }).click()
+    t.match(await page.textContent('main'), 'Monthly budget: an amount in USD', 'a bad amount is refused with a page')
+    t.equal(await keyBudget(), '5000000', 'and nothing changed')
+    await page.goto(url(`/dashboard/keys/${prefix}/limits`))
+    await page.getByLabel('Monthly budget (USD)').fill('')
+    await page.getByRole('button', { name: 'Save limits' }).click()
+    await page.waitForURL(url('/dashboard/keys?done=limited'))
+    t.equal(await keyBudget(), null, 'lifted')
+
+    const accountBudget = async () =>
+      (
+        await server.db.sql<{ b: string | null }[]>`
+          select a.budget_micros::text as b from accounts a join users u on u.account_id = a.id
+          where u.email = 'owner@example.com'`
+      )[0].b
+    await page.goto(url('/dashboard/account'))
+    await page.getByLabel('Monthly budget (USD)').fill('25.00')
+    await page.getByRole('button', { name: 'Save budget' }).click()
+    await page.waitForURL(url('/dashboard/account?done=budget'))
+    t.equal(await accountBudget(), '25000000')
+    t.equal(await page.getByLabel('Monthly budget (USD)').inputValue(), '25.000000')
+    await page.getByLabel('Monthly budget (USD)').fill('')
+    await page.getByRole('button', { name: 'Save budget' }).click()
+    await page.waitForURL(url('/dashboard/account?done=budget'))
+    t.equal(await accountBudget(), null, 'lifted')
+    const entries = await server.db.sql<{ action: string; actor_kind: string; after: unknown }[]>`
+      select action, actor_kind, after from audit_log where action in ('budget.changed', 'key.budget_changed')
+      order by id`
+    t.match(entries, [
+      { action: 'key.budget_changed', actor_kind: 'user', after: { budget: '5.000000' } },
+      { action: 'key.budget_changed', actor_kind: 'user', after: { budget: null } },
+      { action: 'budget.changed', actor_kind: 'user', after: { budget: '25.000000' } },
+      { action: 'budget.changed', actor_kind: 'user', after: { budget: null } },
+    ])
+    // The refused amount's 400 page is the one console line Chromium writes.
+    t.same(
+      problems.filter((p) => !p.includes('status of 400')),
+      [],
+      'no dialog, other console error or foreign request'
+    )
+  })
+
   await t.test("a member: own keys only (the owner's are not listed), no Team", async (t) => {
     await page.goto(url('/dashboard/team'))
     await page.getByLabel('Email').fill('member@example.com')
