@@ -34,6 +34,7 @@ import { startPortkey } from './portkey.mjs'
 import { measureScale } from './scale.mjs'
 import { openaiRequest, sdkRows } from './sdk.mjs'
 import { measureStream } from './stream.mjs'
+import { measureBudget } from './budget.mjs'
 import { DROPPED_ENV, NODE_FLAGS, UNIT_ENV } from './unit-flags.mjs'
 
 // ---- setup
@@ -262,6 +263,9 @@ row('completions one key CPU ms per call (c=20)', cpuMs('via'), cpuMs('relayed')
 const busyBad = busy.via.flatMap((r) => Object.keys(r.statuses).filter((x) => x !== '200'))
 if (busyBad.length) row('completions one key non-200', busyBad.join(','), '', null, 'errors!')
 
+// ---- completions with a budget vs without one (bench/budget.mjs)
+const budgetCpu = measureBudget({ url, studio, studioEnv, ROUNDS, SECONDS, load, withCpu, median, row, fmt, log })
+
 // ---- streamed completions (bench/stream.mjs)
 const streamed = measureStream({
   ...{ url, keys, proxyUrl, studio, proxy, ROUNDS },
@@ -354,9 +358,10 @@ const pass = [
   studioKb <= 1024,
   streamed.ttfbAdded <= 1,
   streamed.cpuRatio <= 1.5,
+  budgetCpu <= 1.2,
 ]
 console.log(
-  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; the OpenAI route ${fmt(sdkCpu)}× the native route's CPU per call; one key at c=20 overhead ${fmt(busyRatio)}× the relay's (p50); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
+  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; the OpenAI route ${fmt(sdkCpu)}× the native route's CPU per call; one key at c=20 overhead ${fmt(busyRatio)}× the relay's (p50); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; a budget ${fmt(budgetCpu)}× the CPU per call of none; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
 )
 if (scale)
   console.log(
