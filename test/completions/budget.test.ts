@@ -8,6 +8,7 @@ import { spawnServer } from '../support/processes.js'
 import { startTestServer } from '../support/server.js'
 import { receiver } from '../support/receiver.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
+import { BOUND, body, COST, usage, usd } from '../support/budget-call.js'
 
 // A monthly budget in USD: each call reserves its upper bound before its upstream call (docs/spend.md) and settles
 // its cost after; what does not fit is refused with budget_exceeded, and two processes sharing the database never
@@ -15,14 +16,6 @@ import { addEndpoint } from '../../src/events/endpoints.js'
 
 const dbEnv = await testDatabase(t)
 const cli = cliOn(dbEnv)
-const MAX = 1000
-const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: MAX }
-// claude-sonnet-4-5 (docs/spend.md): input bounded by the body's JSON bytes at the dearest input price (cache write,
-// 3.75), max_tokens at 15; USD per million tokens = micro-dollars per token.
-const BOUND = Math.ceil(Buffer.byteLength(JSON.stringify(body)) * 3.75 + MAX * 15)
-// The fake upstream says each call used 12 input tokens and all its max_tokens.
-const usage = { input_tokens: 12, output_tokens: MAX, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }
-const COST = 12 * 3 + MAX * 15
 const email = () => `budget-${Math.random().toString(36).slice(2)}@example.com`
 const post = (url: string, key: string, json: object = body) =>
   fetch(`${url}/api/v1/ai/completions`, {
@@ -30,7 +23,6 @@ const post = (url: string, key: string, json: object = body) =>
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(json),
   })
-const usd = (micros: number) => (micros / 1e6).toFixed(6)
 
 async function server(t: Test, delayMs = 0) {
   const answer = json(200, anthropicMessage({ usage }))

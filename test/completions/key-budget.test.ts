@@ -9,6 +9,7 @@ import { spawnServer } from '../support/processes.js'
 import { startTestServer } from '../support/server.js'
 import { smtpServer } from '../support/smtp.js'
 import { inviteMember } from '../../src/accounts/team.js'
+import { BOUND, body, COST, usage, usd } from '../support/budget-call.js'
 
 // A key's own monthly budget (`studio keys limit PREFIX --budget`), beside its account's: one reservation holds a
 // call's bound against both (sql/047), the budget that refuses a call is named, two processes never spend more than
@@ -16,12 +17,6 @@ import { inviteMember } from '../../src/accounts/team.js'
 
 const dbEnv = await testDatabase(t)
 const cli = cliOn(dbEnv)
-const MAX = 1000
-const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: MAX }
-// As test/completions/budget.test.ts: claude-sonnet-4-5's bound and the cost of the fake upstream's usage.
-const BOUND = Math.ceil(Buffer.byteLength(JSON.stringify(body)) * 3.75 + MAX * 15)
-const usage = { input_tokens: 12, output_tokens: MAX, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }
-const COST = 12 * 3 + MAX * 15
 const email = () => `key-budget-${Math.random().toString(36).slice(2)}@example.com`
 const post = (url: string, key: string) =>
   fetch(`${url}/api/v1/ai/completions`, {
@@ -32,7 +27,6 @@ const post = (url: string, key: string) =>
     async (r) => ({ status: r.status, text: await r.text() }),
     () => ({ status: 0, text: 'connection lost' })
   )
-const usd = (micros: number) => (micros / 1e6).toFixed(6)
 
 async function server(t: Test, delayMs = 0, extra: Record<string, string> = {}) {
   const answer = json(200, anthropicMessage({ usage }))
