@@ -131,11 +131,9 @@ $$;
 -- says so for its transaction with the setting studio.mail = 'on' (record-writer.ts, studio_budget_reserve_keys), as
 -- a lead's mails are queued only with mail on. The mail is in the outbox in the event's transaction, so it is sent
 -- once per budget and month, as the event is made.
--- contract: nothing stops being used; widens the check (drop and add in one transaction), old values stay valid (a
--- previous release sends a 'budget' mail as any mail that carries its message)
-alter table mail_deliveries drop constraint mail_deliveries_kind_check;
-alter table mail_deliveries add constraint mail_deliveries_kind_check
-  check (kind in ('lead', 'signin', 'invite', 'endpoint', 'budget'));
+-- The kind check widened (sql/046's function): a previous release sends a 'budget' mail as any mail that carries its
+-- message.
+select studio_widen_mail_check('mail_deliveries_kind_check', 'budget');
 
 create or replace function studio_budget_alert(p_account uuid, p_month date, p_type text, p_budget bigint, p_spent bigint)
 returns void

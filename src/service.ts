@@ -26,7 +26,7 @@ import { lazyDashboard } from './dashboard/lazy.js'
 import type { DashboardDeps } from './dashboard/page.js'
 import { startWebhooks, type WebhooksDeps } from './events/delivery-service.js'
 import { createMailer } from './events/mailer.js'
-import { disabledEndpointMail, leadMail } from './dashboard/mail.js'
+import { autoreplyMail, disabledEndpointMail, leadMail } from './dashboard/mail.js'
 import { mailIsOn } from './ops/config.js'
 import { openTracer } from './ops/trace.js'
 import { type BackupScheduleOptions, startBackups } from './storage/backup-schedule.js'
@@ -176,7 +176,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     db,
     keys,
     completions,
-    leads: { mail: mail !== undefined, wake: webhooks.wake, raw: db.raw, deadlineMs: config.STUDIO_DB_TIMEOUT_MS },
+    leads: {
+      mail: mail !== undefined,
+      wake: webhooks.wake,
+      raw: db.raw,
+      deadlineMs: config.STUDIO_DB_TIMEOUT_MS,
+      autoreply: mail && { render: autoreplyMail, dailyLimit: config.STUDIO_AUTOREPLY_DAILY_LIMIT },
+    },
     forms: { limiter: limits.limiter, addresses: limits.leadAddresses, bodyLimit: config.STUDIO_BODY_LIMIT },
     verifyCaptcha: captchaVerifier({ verifyUrl: config.STUDIO_CAPTCHA_VERIFY_URL }),
     readiness: () => ({ rate_limiter: limits.store(), upstreams: upstreams.states(), ...backups?.details() }),

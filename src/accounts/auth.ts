@@ -2,6 +2,7 @@ import type { Sql } from '../storage/db.js'
 import { ApiError } from '../http/errors.js'
 import { hashSecret, parseKey, prefixOf, secretMatches } from './key-format.js'
 import type { Logger } from '../ops/log.js'
+import { type Autoreply, autoreplyOf } from './key-autoreply.js'
 import { createKeyUsage } from './key-usage.js'
 import type { Scope } from './scopes.js'
 
@@ -25,6 +26,8 @@ export interface Principal {
   // Its account or its key has a monthly budget (completions/budget.ts): without one a call reserves nothing, and
   // skips the reservation's round trip. Kept as fresh as the key's own limits (the poll drops the entry).
   budgeted?: boolean
+  // The mail its leads' writers get (key-autoreply.ts); null: none.
+  autoreply?: Autoreply | null
 }
 
 interface KeyRow {
@@ -41,6 +44,9 @@ interface KeyRow {
   captcha: boolean
   budgeted: boolean
   account_updated_at: Date
+  autoreply_subject: string | null
+  autoreply_body: string | null
+  autoreply_reply_to: string | null
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -87,6 +93,7 @@ const toCached = (r: KeyRow): CachedKey => ({
     countsAs: r.counts_as ?? r.prefix,
     captcha: r.captcha,
     budgeted: r.budgeted,
+    autoreply: autoreplyOf(r),
   },
   hash: r.secret_sha256,
   verified: null,
@@ -133,6 +140,7 @@ export function createKeyStore(
     const [row] = await sql<KeyRow[]>`
       select k.prefix, k.secret_sha256, k.account_id, k.user_id, k.scopes, k.origins, k.rate_limit,
              k.monthly_completions, k.models, k.counts_as, k.captcha_provider is not null as captcha,
+             k.autoreply_subject, k.autoreply_body, k.autoreply_reply_to,
              (k.budget_micros is not null or a.budget_micros is not null) as budgeted,
              a.updated_at as account_updated_at, k.expires_at, k.revoked_at, k.updated_at
       from api_keys k join accounts a on a.id = k.account_id where k.prefix = ${prefix}`

@@ -2,6 +2,7 @@ import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
 import { LOOPBACK, originsRefusal } from './origins.js'
 import type { CaptchaProvider, KeyCaptcha } from './key-captcha.js'
+import { type Autoreply, autoreplyOf } from './key-autoreply.js'
 import type { Scope } from './scopes.js'
 
 // A lead key opened to HTML forms: a page's plain <form action="{base}/forms/{prefix}"> posts leads with it, from the
@@ -76,6 +77,8 @@ export interface FormKey {
   rateLimit: number | null
   // The CAPTCHA its leads must carry (key-captcha.ts), secret included; null: none.
   captcha: KeyCaptcha | null
+  // Its autoresponder (key-autoreply.ts); null: none.
+  autoreply: Autoreply | null
 }
 
 // The key `prefix` when it is open to forms and in force (not revoked, not expired), else null.
@@ -89,9 +92,13 @@ export async function formKey(sql: Sql, prefix: string): Promise<FormKey | null>
       captcha_provider: CaptchaProvider | null
       captcha_secret: string | null
       captcha_min_score: number | null
+      autoreply_subject: string | null
+      autoreply_body: string | null
+      autoreply_reply_to: string | null
     }[]
   >`
-    select account_id, origins, thank_you_url, rate_limit, captcha_provider, captcha_secret, captcha_min_score
+    select account_id, origins, thank_you_url, rate_limit, captcha_provider, captcha_secret, captcha_min_score,
+           autoreply_subject, autoreply_body, autoreply_reply_to
     from api_keys
     where prefix = ${prefix} and form and revoked_at is null and (expires_at is null or expires_at > now())`
   if (!k?.origins?.length) return null
@@ -106,5 +113,6 @@ export async function formKey(sql: Sql, prefix: string): Promise<FormKey | null>
     thankYou: k.thank_you_url,
     rateLimit: k.rate_limit,
     captcha,
+    autoreply: autoreplyOf(k),
   }
 }

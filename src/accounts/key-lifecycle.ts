@@ -253,6 +253,9 @@ export async function rotateKey(
     // The line keeps its budget (sql/047): the new key's is the old one's, counting the spend of both.
     await tx`update api_keys k set budget_micros = o.budget_micros
              from api_keys o where o.prefix = ${prefix} and o.budget_micros is not null and k.prefix = ${created.prefix}`
+    await tx`update api_keys k set autoreply_subject = o.autoreply_subject, autoreply_body = o.autoreply_body,
+             autoreply_reply_to = o.autoreply_reply_to
+             from api_keys o where o.prefix = ${prefix} and o.autoreply_subject is not null and k.prefix = ${created.prefix}`
     await moveKeyCount(tx, prefix, created.prefix)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys

@@ -28,6 +28,7 @@ export const AUDIT_ACTIONS = [
   'key.form_changed',
   'key.captcha_changed',
   'key.budget_changed',
+  'key.autoreply_changed',
   'member.invited',
   'member.role_changed',
   'member.removed',

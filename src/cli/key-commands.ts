@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { createKey, listKeys, ROTATE_GRACE_SECONDS, revokeKey, rotateKey } from '../accounts/key-lifecycle.js'
 import { parseThankYou, setKeyForm } from '../accounts/key-form.js'
 import { isCaptchaProvider, minScoreRefusal, secretRefusal, setKeyCaptcha } from '../accounts/key-captcha.js'
+import { bodyRefusal, replyToRefusal, setKeyAutoreply, subjectRefusal } from '../accounts/key-autoreply.js'
 import { setKeyLimits } from '../accounts/key-limits.js'
 import { setKeyBudget } from '../accounts/key-budget.js'
 import { usd } from '../ops/usd.js'
@@ -244,7 +245,54 @@ export const keyCommands: Command[] = [
       })
     },
   },
+  {
+    name: 'keys autoreply',
+    args: 'PREFIX --subject S --body-file F [--reply-to ADDRESS]',
+    help:
+      'mail each person who sends a lead with the key (mail must be on): subject S, the\nplain-text body read ' +
+      "from the file F, {{name}}, {{service}} or any field's name in\nbraces replaced by the lead's value; " +
+      '--reply-to: where their reply goes',
+    also: [{ args: 'PREFIX STATE', help: 'STATE off: no autoreply' }],
+    run: ({ values, positionals, io, actor, database }) => {
+      const prefix = prefixArg(positionals[0])
+      const autoreply = autoreplyArg(positionals[1], values)
+      return database(async (sql) => {
+        const r = await setKeyAutoreply(sql, { prefix, autoreply, actor })
+        if (!r.ok && r.reason === 'not_found') throw new Error(`no key with prefix ${prefix}`)
+        if (!r.ok) throw new Refused(`key ${prefix} is not a lead key: it needs the scope leads:write`)
+        const to = r.autoreply?.replyTo ? `, reply to ${r.autoreply.replyTo}` : ''
+        io.out(
+          `key ${prefix}: autoreply ${r.autoreply ? `on, subject ${JSON.stringify(r.autoreply.subject)}${to}` : 'off'}`
+        )
+      })
+    },
+  },
 ]
+
+// `--subject S --body-file F [--reply-to ADDRESS]`, or `off` (null).
+function autoreplyArg(state: string | undefined, values: Record<string, string | undefined>) {
+  const { subject, 'body-file': file, 'reply-to': replyTo } = values
+  if (state === 'off') {
+    if (subject !== undefined || file !== undefined || replyTo !== undefined)
+      throw new UsageError('off takes no --subject, --body-file or --reply-to')
+    return null
+  }
+  if (state !== undefined) throw new UsageError(`STATE is off, not ${JSON.stringify(state)}`)
+  if (subject === undefined || file === undefined) throw new UsageError('--subject and --body-file are needed (or off)')
+  const subjectNo = subjectRefusal(subject)
+  if (subjectNo) throw new UsageError(`--subject: ${subjectNo}`)
+  let body: string
+  try {
+    body = readFileSync(file, 'utf8')
+  } catch (e) {
+    throw new UsageError(`--body-file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  const bodyNo = bodyRefusal(body)
+  if (bodyNo) throw new UsageError(`--body-file: ${bodyNo}`)
+  const replyToNo = replyTo === undefined ? null : replyToRefusal(replyTo)
+  if (replyToNo) throw new UsageError(`--reply-to: ${replyToNo}`)
+  return { subject, body, replyTo: replyTo ?? null }
+}
 
 // `PROVIDER [--secret-file F] [--min-score N]`: the key's CAPTCHA, or null for none.
 function captchaArg(provider: string | undefined, file: string | undefined, minScore: string | undefined) {

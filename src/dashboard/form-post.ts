@@ -90,7 +90,7 @@ async function createChecked(
   key: FormKey,
   { lead, idempotency, token }: { lead: NewLead; idempotency?: string; token?: string }
 ) {
-  const owner = { accountId: key.accountId, prefix: key.prefix }
+  const owner = { accountId: key.accountId, prefix: key.prefix, autoreply: key.autoreply }
   if (!key.captcha) return deps.leads.create(owner, lead, idempotency)
   const check = { captcha: key.captcha, origins: key.origins, token, address: clientAddress(req) }
   const outcome = await deps.verifyCaptcha(check)

@@ -1,8 +1,17 @@
 import type { KeyListing } from '../accounts/key-lifecycle.js'
 import { parseThankYou, setKeyForm } from '../accounts/key-form.js'
 import { isCaptchaProvider, minScoreRefusal, secretRefusal, setKeyCaptcha } from '../accounts/key-captcha.js'
+import {
+  type Autoreply,
+  bodyRefusal,
+  keyAutoreply,
+  replyToRefusal,
+  setKeyAutoreply,
+  subjectRefusal,
+} from '../accounts/key-autoreply.js'
 import { ApiError } from '../http/errors.js'
-import { html } from './html.js'
+import { mailIsOn } from '../ops/config.js'
+import { html, type Value } from './html.js'
 import { ownKey } from './key-pages.js'
 import { csrfField, page, type Viewer } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page } from './page.js'
@@ -20,7 +29,7 @@ const snippet = (action: string, service: string) => `<form method="post" action
   <button>Send</button>
 </form>`
 
-function formPage(v: Viewer, k: KeyListing, base: string) {
+function formPage(v: Viewer, k: KeyListing, base: string, autoreply: Value) {
   const action = `${base.replace(/\/+$/, '')}/forms/${k.prefix}`
   return page(
     v,
@@ -37,8 +46,40 @@ of ${k.origins?.join(', ') ?? ''}. See docs/forms.md for the fields.</p>
 <div class="card"><h2>Form URL</h2><p><code>${action}</code></p>
 <label for="snippet">A form to copy into your page</label>
 <textarea id="snippet" readonly rows="9">${snippet(action, 'Consulting')}</textarea></div>
-${captchaCard(v, k)}`
+${captchaCard(v, k)}${autoreply}`
   )
+}
+
+// The mail each person who sends a lead gets back (accounts/key-autoreply.ts), with the Reply-To the account chooses.
+function autoreplyCard(v: Viewer, k: KeyListing, a: Autoreply | null, mailOn: boolean) {
+  const off = mailOn
+    ? ''
+    : html`<p class="muted">Mail is off on this server (STUDIO_SMTP_URL): no autoreply is sent.</p>`
+  const body = a?.body ?? 'Hello {{name}},\n\nThank you for your message about {{service}}. We will answer soon.\n'
+  return html`<div class="card"><h2>Autoreply</h2>
+<p>A mail to each person who sends a lead${a ? '' : ' (now: none)'}: plain text with <code>{{name}}</code>,
+<code>{{service}}</code> or any field's name in braces replaced by what they sent. At most one per address in 24 hours,
+none for spam or an unchecked CAPTCHA (docs/forms.md).</p>${off}
+<form method="post" action="/dashboard/keys/${k.prefix}/autoreply">${csrfField(v)}
+<div class="field"><label for="autoreply_subject">Subject</label>
+<input id="autoreply_subject" name="autoreply_subject" maxlength="200" value="${a?.subject ?? ''}" placeholder="We got your message"></div>
+<div class="field"><label for="autoreply_body">Body</label>
+<textarea id="autoreply_body" name="autoreply_body" rows="8">${body}</textarea></div>
+<div class="field"><label for="autoreply_reply_to">Reply-To (empty: none)</label>
+<input id="autoreply_reply_to" name="autoreply_reply_to" type="email" value="${a?.replyTo ?? ''}" placeholder="hello@example.com"></div>
+<div class="field"><button name="autoreply" value="on">Save autoreply</button>
+${a ? html` <button class="secondary" name="autoreply" value="off">Turn off</button>` : ''}</div></form></div>`
+}
+
+// The dashboard form's autoresponder, or why not.
+function autoreplyOfForm(form: URLSearchParams): Autoreply | null {
+  if (form.get('autoreply') === 'off') return null
+  const subject = (form.get('autoreply_subject') ?? '').trim()
+  const body = (form.get('autoreply_body') ?? '').replace(/\r\n/g, '\n')
+  const replyTo = (form.get('autoreply_reply_to') ?? '').trim()
+  const refusal = subjectRefusal(subject) ?? bodyRefusal(body) ?? (replyTo === '' ? null : replyToRefusal(replyTo))
+  if (refusal) throw bad(`Autoreply: ${refusal}.`)
+  return { subject, body, replyTo: replyTo === '' ? null : replyTo }
 }
 
 const PROVIDERS = [
@@ -91,7 +132,11 @@ export function keyFormPages(deps: DashboardDeps): Page[] {
       method: 'GET',
       path,
       access: 'admin',
-      handle: async (ctx) => formPage(ctx.user, await ownKey(deps.sql, ctx.user, ctx.params.prefix), deps.publicUrl()),
+      async handle(ctx) {
+        const k = await ownKey(deps.sql, ctx.user, ctx.params.prefix)
+        const autoreply = autoreplyCard(ctx.user, k, await keyAutoreply(deps.sql, k.prefix), mailIsOn(deps.config))
+        return formPage(ctx.user, k, deps.publicUrl(), autoreply)
+      },
     },
     {
       method: 'POST',
@@ -132,6 +177,23 @@ export function keyFormPages(deps: DashboardDeps): Page[] {
           throw new ApiError({ code: 'not_found', message: 'There is no such key in your account.' })
         if (!r.ok) throw bad("Secret: give the provider's secret key.")
         return see('/dashboard/keys?done=captcha')
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/keys/:prefix/autoreply',
+      access: 'admin',
+      async handle(ctx) {
+        const r = await setKeyAutoreply(deps.sql, {
+          prefix: ctx.params.prefix,
+          autoreply: autoreplyOfForm(ctx.form),
+          accountId: ctx.user.accountId,
+          actor: actorOf(ctx),
+        })
+        if (!r.ok && r.reason === 'not_found')
+          throw new ApiError({ code: 'not_found', message: 'There is no such key in your account.' })
+        if (!r.ok) throw bad('Only a key with the scope leads:write sends autoreplies.')
+        return see('/dashboard/keys?done=autoreply')
       },
     },
   ]

@@ -61,6 +61,7 @@ const NOTICES: Record<string, string> = {
   limited: "The key's limits were saved. Servers apply them within a second.",
   form: "The key's form setting was saved.",
   captcha: "The key's CAPTCHA was saved.",
+  autoreply: "The key's autoreply was saved.",
   password: 'Your password was changed. Your other sessions were signed out.',
   everywhere: 'Every other session was signed out.',
   role: 'The role was changed.',

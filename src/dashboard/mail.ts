@@ -1,3 +1,4 @@
+import type { Autoreply } from '../accounts/key-autoreply.js'
 import type { EventData } from '../outbox/catalogue.js'
 import type { DisabledEndpoint } from '../events/deliveries.js'
 import type { MailMessage } from '../outbox/mail.js'
@@ -72,6 +73,42 @@ export const leadMail =
 <h3>Message</h3><p style="white-space:pre-wrap">${lead.message}</p>${open.html}`
     return { subject: `New lead: ${oneLine(lead.name, 120)}`, text, html: page(body) }
   }
+
+// A placeholder of an autoresponder's text: {{name}}, {{ service }}, an extra field's name.
+const PLACEHOLDER = /\{\{\s*([^{}\s]{1,64})\s*\}\}/g
+
+// The lead's value a placeholder names: a field of the lead, utm_source/utm_medium/utm_campaign, or an extra
+// field; anything else, nothing.
+const NAMED = new Set(['name', 'email', 'service', 'message', 'phone', 'company', 'budget', 'locale', 'source'])
+function placeholderValue(lead: Lead, name: string): string {
+  if (name.startsWith('utm_')) return lead.utm?.[name.slice(4) as 'source' | 'medium' | 'campaign'] ?? ''
+  if (NAMED.has(name)) return (lead[name as keyof Lead] as string | undefined) ?? ''
+  return (lead.fields && Object.hasOwn(lead.fields, name) ? lead.fields[name] : '') ?? ''
+}
+
+// The account's text with the lead's values in its placeholders, as pieces: what the account wrote and each value,
+// so that the HTML escapes both.
+const filled = (text: string, lead: Lead) => {
+  const pieces: string[] = []
+  let at = 0
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    pieces.push(text.slice(at, m.index), placeholderValue(lead, m[1]))
+    at = m.index + m[0].length
+  }
+  pieces.push(text.slice(at))
+  return pieces
+}
+
+// The autoresponder's mail to the person who wrote: the key's subject and body with the lead's values, as plain text
+// and as simple HTML where every piece is escaped by html.ts.
+export function autoreplyMail(autoreply: Autoreply, lead: Lead): MailMessage {
+  const body = filled(autoreply.body, lead)
+  return {
+    subject: oneLine(filled(autoreply.subject, lead).join(''), 200),
+    text: `${body.join('').replace(/\r\n/g, '\n')}\n`,
+    html: page(html`<p style="white-space:pre-wrap">${body}</p>`),
+  }
+}
 
 // The delivery worker disabled a webhook endpoint (a 410, or five days of failures): to the account's owners and
 // admins.

@@ -8,7 +8,7 @@ import { KEEP_MS } from './deliveries.js'
 
 export interface ClaimedMail {
   id: string
-  kind: 'lead' | 'signin' | 'invite' | 'endpoint' | 'budget'
+  kind: 'lead' | 'signin' | 'invite' | 'endpoint' | 'budget' | 'autoreply'
   recipient: string
   // A lead mail's event (its envelope), or the message a link mail carries.
   eventBody: string | null
@@ -95,9 +95,14 @@ export interface MailLogLine {
   answer: string
 }
 
-// The account's latest mail attempts, newest first: what the dashboard shows its owners.
+// The account's latest mail attempts, and the autoreplies skipped (outcome 'skipped', answer the reason), newest
+// first: what the dashboard shows its owners.
 export const mailLog = (sql: Sql, accountId: string, limit = 20) => sql<MailLogLine[]>`
-  select a.at, m.recipient, m.kind, a.outcome, a.code, a.answer
-  from mail_attempts a join mail_deliveries m on m.id = a.delivery_id
-  where m.account_id = ${accountId}
-  order by a.at desc, a.id desc limit ${limit}`
+  select at, recipient, kind, outcome, code, answer from (
+    select a.at, m.recipient, m.kind, a.outcome, a.code, a.answer, a.id
+    from mail_attempts a join mail_deliveries m on m.id = a.delivery_id
+    where m.account_id = ${accountId}
+    union all
+    select created_at, recipient, kind, 'skipped', null, coalesce(skipped, ''), id
+    from mail_deliveries where account_id = ${accountId} and state = 'skipped'
+  ) log order by at desc, id desc limit ${limit}`

@@ -17,7 +17,6 @@ export interface Sent {
 
 export interface Mail extends MailMessage {
   to: string
-  replyTo?: string
 }
 
 export interface Mailer {

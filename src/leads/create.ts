@@ -6,6 +6,7 @@ import { leadMailsOfEvents, queueMails } from '../outbox/mail.js'
 import { type Sql, withTimeout } from '../storage/db.js'
 import { groupCommit } from '../storage/group-commit.js'
 import { recordset } from '../storage/recordset.js'
+import { type AutoreplyOptions, queueAutoreply } from './autoreply.js'
 import {
   insertLead,
   insertLeads,
@@ -25,6 +26,8 @@ export interface LeadsOptions {
   raw?: Sql
   // STUDIO_DB_TIMEOUT_MS: how long a request waits for its lead to be stored (its batch, or its own transaction).
   deadlineMs?: number
+  // Mail is on: a lead of a key with an autoresponder queues its mail to the person who wrote (autoreply.ts).
+  autoreply?: AutoreplyOptions
 }
 
 export interface Leads {
@@ -43,12 +46,23 @@ export function openLeads(sql: Sql, options: LeadsOptions = {}): Leads {
     alongside: ALONGSIDE,
   })
   const deadlineMs = options.deadlineMs ?? 0
-  return { create: (owner, lead, key) => withTimeout(batch({ id: randomUUID(), owner, lead, key }), deadlineMs) }
+  // A lead that may get an autoreply goes alone: its checks take the account's lock (autoreply.ts).
+  const alone = (owner: LeadOwner, lead: NewLead) => options.autoreply && owner.autoreply && !isSpam(lead)
+  return {
+    create: (owner, lead, key) => {
+      const l = { id: randomUUID(), owner, lead, key }
+      return withTimeout(alone(owner, lead) ? one(l) : batch(l), deadlineMs)
+    },
+  }
 }
 
 // One lead in its own transaction: its row, then (unless a replay or spam) its event with a delivery per endpoint
-// that wants it, and a mail per user who wants one. The delivery worker of this process is woken after the commit.
-async function createOne(sql: Sql, { mail = false, wake }: LeadsOptions, l: LeadToInsert): Promise<StoredLead> {
+// that wants it, a mail per user who wants one, and the key's autoreply. The delivery worker of this process is woken after the commit.
+async function createOne(
+  sql: Sql,
+  { mail = false, wake, autoreply }: LeadsOptions,
+  l: LeadToInsert
+): Promise<StoredLead> {
   const { owner, lead } = l
   const { stored, deliveries } = await sql.begin(async (tx) => {
     const stored = await insertLead(tx, owner, lead, l.key)
@@ -58,7 +72,18 @@ async function createOne(sql: Sql, { mail = false, wake }: LeadsOptions, l: Lead
     const recipients = leadMailRecipients(tx, owner.accountId)
     const mailed = { accountId: owner.accountId, kind: 'lead', eventId: recorded.id, at: stored.createdAt } as const
     const mails = mail ? await queueMails(tx, recipients, mailed) : 0
-    return { stored, deliveries: recorded.deliveries + mails }
+    const replied =
+      autoreply && owner.autoreply
+        ? await queueAutoreply(tx, autoreply, {
+            accountId: owner.accountId,
+            prefix: owner.prefix,
+            autoreply: owner.autoreply,
+            lead: event.data,
+            captchaUnverified: lead.captchaUnverified === true,
+            eventId: recorded.id,
+          })
+        : false
+    return { stored, deliveries: recorded.deliveries + mails + (replied ? 1 : 0) }
   })
   if (deliveries) wake?.()
   return stored

@@ -6,9 +6,10 @@ import type { Sql } from '../storage/db.js'
 
 // Erasure of leads (issue 47): the person's data out of every table that holds it, in one transaction. The lead row
 // goes (its extra fields and its Idempotency-Key replay are columns of it, its notes cascade); the lead's events
-// become tombstones, `data` `{id, erased: true}`; their pending webhook deliveries and mails are cancelled and the
-// answers logged for them blanked (a receiver may echo what it was sent). The erasure itself is a lead.erased event a
-// lead (its id alone) and one audit entry with the ids and the count, never the data.
+// become tombstones, `data` `{id, erased: true}`; their pending webhook deliveries and mails (the autoreply to the
+// person included, its address blanked) are cancelled and the answers logged for them blanked (a receiver may echo
+// what it was sent). The erasure itself is a lead.erased event a lead (its id alone) and one audit entry with the ids
+// and the count, never the data.
 
 export interface EraseOptions {
   // Leads of another account are left alone.
@@ -54,9 +55,11 @@ async function tombstone(tx: postgres.TransactionSql, accountId: string, leadIds
         answer = case when answer is not null then '' end
     where event_id = any(${eventIds}::text[])`
   await tx`update webhook_attempts set answer = '' where event_id = any(${eventIds}::text[])`
+  // An autoreply's recipient is the person: blanked (no later lead of theirs is then held back as a repeat).
   await tx`
     update mail_deliveries
-    set state = case when state = 'pending' then 'cancelled' else state end, claimed_until = null, message = null
+    set state = case when state = 'pending' then 'cancelled' else state end, claimed_until = null, message = null,
+        recipient = case when kind = 'autoreply' then '' else recipient end
     where event_id = any(${eventIds}::text[])`
   await tx`update mail_attempts set answer = '' where delivery_id in (
              select id from mail_deliveries where event_id = any(${eventIds}::text[]))`

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type postgres from 'postgres'
+import type { Autoreply } from '../accounts/key-autoreply.js'
 import { ApiError } from '../http/errors.js'
 import { recordset } from '../storage/recordset.js'
 
@@ -34,6 +35,8 @@ const spamReason = (lead: NewLead) => lead.spamReason ?? ((lead.website ?? '') !
 export interface LeadOwner {
   accountId: string
   prefix: string
+  // The key's autoresponder (accounts/key-autoreply.ts); none when left out.
+  autoreply?: Autoreply | null
 }
 
 export interface StoredLead {

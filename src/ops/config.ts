@@ -417,6 +417,16 @@ export const settings = {
       "provider's siteverify (Turnstile's, hCaptcha's or reCAPTCHA's): a local stand-in for tests or an " +
       'air-gapped install. It gets the same form-encoded `secret`, `response` and `remoteip`',
   },
+  STUDIO_AUTOREPLY_DAILY_LIMIT: {
+    schema: int(0, 1e6),
+    default: '200',
+    doc: 'autoresponder mails per lead key per day (UTC)',
+    group: 'events',
+    manual:
+      'autoresponder mails (see docs/forms.md, "Autoresponder") a lead key sends in a day (UTC); past it, a lead ' +
+      "gets none and the mail log says so. With one per address per 24 hours, it keeps a key's form from being a " +
+      'mail relay',
+  },
   STUDIO_AUDIT_RETENTION_DAYS: {
     schema: int(1, 36_500),
     default: '400',

@@ -19,6 +19,7 @@ const PATTERNS = {
   email: `^${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+${LABEL}$`,
 }
 const EMAIL = new RegExp(PATTERNS.email)
+export const isEmailAddress = (s: string) => EMAIL.test(s)
 
 // PostgreSQL text refuses NUL, and lone surrogates cannot be stored as UTF-8: both are refused as input.
 export const wellFormed = (min = 0) =>

@@ -7,6 +7,8 @@ export interface MailMessage {
   subject: string
   text: string
   html: string
+  // The autoresponder's: the address the account chose (Mail's replyTo).
+  replyTo?: string
 }
 
 // The recipients of a mail, as a fragment selecting (`user_id`, `email`): `accounts/` names them.

@@ -104,3 +104,37 @@ t.test('the CAPTCHA field: set, the secret never echoed, kept when left empty, r
     'no audit entry holds the secret'
   )
 })
+
+t.test('the autoreply form: saved, shown escaped, refused in words, turned off', async (t) => {
+  const autoreplyOf = async () =>
+    (await sql`select autoreply_subject, autoreply_body, autoreply_reply_to from api_keys where prefix = ${prefix}`)[0]
+  const to = `/dashboard/keys/${prefix}/autoreply`
+  const set = await owner.submit(path, to, {
+    autoreply: 'on',
+    autoreply_subject: 'Thanks <b>{{name}}</b>',
+    autoreply_body: 'Hello {{name}},\r\nwe will call.\r\n',
+    autoreply_reply_to: 'hello@a.example',
+  })
+  t.equal(set.status, 303)
+  t.same(await autoreplyOf(), {
+    autoreply_subject: 'Thanks <b>{{name}}</b>',
+    autoreply_body: 'Hello {{name}},\nwe will call.\n',
+    autoreply_reply_to: 'hello@a.example',
+  })
+  const page = await owner.get(path)
+  t.match(page.text, 'value="Thanks &lt;b&gt;{{name}}&lt;/b&gt;"')
+  t.match(page.text, 'value="hello@a.example"')
+  t.match(page.text, 'name="autoreply" value="off"')
+  const bad = await owner.submit(path, to, {
+    autoreply: 'on',
+    autoreply_subject: 'Hi',
+    autoreply_body: 'x',
+    autoreply_reply_to: 'no',
+  })
+  t.equal(bad.status, 400)
+  t.match(bad.text, 'Autoreply: the Reply-To is not an email address.')
+  t.equal((await owner.submit(path, to, { autoreply: 'off' })).status, 303)
+  t.same(await autoreplyOf(), { autoreply_subject: null, autoreply_body: null, autoreply_reply_to: null })
+  const [entry] = await sql`select actor from audit_log where action = 'key.autoreply_changed' and target = ${prefix}`
+  t.equal(entry.actor, OWNER)
+})
