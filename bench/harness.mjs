@@ -132,6 +132,8 @@ export async function startService() {
     LOG_LEVEL: 'info',
     // One busy key must not meet the rate limit (the spread-over-keys scenarios stay under the default anyway).
     STUDIO_RATE_LIMIT: process.env.BENCH_RATE_LIMIT ?? '100000000',
+    // The form endpoint's lead key is a public one: every request comes from one address.
+    STUDIO_LEAD_KEY_ADDRESS_LIMIT: '1000000',
     ANTHROPIC_API_KEY: 'sk-bench',
     ANTHROPIC_BASE_URL: fakeUrl,
     STUDIO_QUOTA_ENTERPRISE: 'unlimited',

@@ -146,8 +146,23 @@ row(
 )
 
 // ---- POST /leads vs the bare HTTP+INSERT server and direct inserts (bench/leads.mjs)
-const leadsArgs = { url, keys, dbEnv, studio, ROUNDS, SECONDS, load, fast, gen: GEN, withCpu, pin, start, firstLine }
-const { leadsRps, floorRps, everyStored } = await measureLeads({ ...leadsArgs, median, steady, row, fmt, log })
+const leadsArgs = {
+  url,
+  keys,
+  dbEnv,
+  studioEnv,
+  studio,
+  ROUNDS,
+  SECONDS,
+  load,
+  fast,
+  gen: GEN,
+  withCpu,
+  pin,
+  start,
+  firstLine,
+}
+const { leadsRps, floorRps, formRps, everyStored } = await measureLeads({ ...leadsArgs, median, steady, row, fmt, log })
 
 // ---- completions vs the fake upstream called directly
 const completion = JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 64 })
@@ -353,6 +368,7 @@ const pass = [
   sdkCpu <= 1.15,
   busyRatio <= 1.3,
   leadsRps / floorRps >= 1.2,
+  formRps / leadsRps >= 0.9,
   everyStored,
   unsteady.length === 0,
   studioKb <= 1024,
@@ -361,7 +377,7 @@ const pass = [
   budgetCpu <= 1.2,
 ]
 console.log(
-  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; the OpenAI route ${fmt(sdkCpu)}× the native route's CPU per call; one key at c=20 overhead ${fmt(busyRatio)}× the relay's (p50); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; a budget ${fmt(budgetCpu)}× the CPU per call of none; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
+  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; the OpenAI route ${fmt(sdkCpu)}× the native route's CPU per call; one key at c=20 overhead ${fmt(busyRatio)}× the relay's (p50); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT, the form ${fmt(formRps / leadsRps)}× POST /leads; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; a budget ${fmt(budgetCpu)}× the CPU per call of none; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
 )
 if (scale)
   console.log(
