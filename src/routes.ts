@@ -64,7 +64,7 @@ export const listenerRoutes = (deps: RouteDeps): Route[] => [
   ...(deps.forms
     ? [
         formRoute({
-          sql: deps.db.sql,
+          keys: deps.keys,
           leads: openLeads(deps.db.sql, deps.leads),
           verifyCaptcha: deps.verifyCaptcha,
           ...deps.forms,

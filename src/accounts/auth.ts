@@ -3,6 +3,7 @@ import { ApiError } from '../http/errors.js'
 import { hashSecret, parseKey, prefixOf, secretMatches } from './key-format.js'
 import type { Logger } from '../ops/log.js'
 import { type Autoreply, autoreplyOf } from './key-autoreply.js'
+import { type FormKey, type FormKeyRow, formKeyOf } from './key-form.js'
 import { createKeyUsage } from './key-usage.js'
 import type { Scope } from './scopes.js'
 
@@ -30,23 +31,15 @@ export interface Principal {
   autoreply?: Autoreply | null
 }
 
-interface KeyRow {
-  prefix: string
+interface KeyRow extends FormKeyRow {
   secret_sha256: Buffer
-  account_id: string
   user_id: string | null
   scopes: Scope[]
-  origins: string[] | null
-  rate_limit: number | null
   monthly_completions: number | null
   models: string[] | null
   counts_as: string | null
-  captcha: boolean
   budgeted: boolean
   account_updated_at: Date
-  autoreply_subject: string | null
-  autoreply_body: string | null
-  autoreply_reply_to: string | null
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -58,6 +51,8 @@ interface CachedKey {
   hash: Buffer
   // The whole key, once it has matched `hash` (see `known`).
   verified: string | null
+  // The key as the form endpoint takes it (key-form.ts), CAPTCHA secret included; null: not open to forms.
+  form: FormKey | null
   expiresAt: number
   revokedAt: number
   updatedAt: number
@@ -91,12 +86,13 @@ const toCached = (r: KeyRow): CachedKey => ({
     monthlyCompletions: r.monthly_completions,
     models: r.models,
     countsAs: r.counts_as ?? r.prefix,
-    captcha: r.captcha,
+    captcha: r.captcha_provider !== null,
     budgeted: r.budgeted,
     autoreply: autoreplyOf(r),
   },
   hash: r.secret_sha256,
   verified: null,
+  form: formKeyOf(r),
   expiresAt: r.expires_at ? r.expires_at.getTime() : NEVER,
   revokedAt: r.revoked_at ? r.revoked_at.getTime() : NEVER,
   updatedAt: r.updated_at.getTime(),
@@ -108,6 +104,9 @@ export const unauthorized = () => new ApiError({ code: 'unauthorized', message: 
 export interface KeyStore {
   // Synchronous when the key is cached.
   authenticate(header: string | undefined): Principal | Promise<Principal>
+  // The key `prefix` as the form endpoint takes it when it is open to forms and in force, else null; cached as the
+  // keys are (a form carries no secret: the prefix names the key). Synchronous when the key is cached.
+  formKey(prefix: string): FormKey | null | Promise<FormKey | null>
   // Only from the cache, never the database: the principal of a key already verified, else null.
   cached(header: string | undefined): Principal | null
   onAccountChange(fn: (accountId: string) => void): void
@@ -139,8 +138,8 @@ export function createKeyStore(
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
       select k.prefix, k.secret_sha256, k.account_id, k.user_id, k.scopes, k.origins, k.rate_limit,
-             k.monthly_completions, k.models, k.counts_as, k.captcha_provider is not null as captcha,
-             k.autoreply_subject, k.autoreply_body, k.autoreply_reply_to,
+             k.monthly_completions, k.models, k.counts_as, k.form, k.thank_you_url, k.captcha_provider,
+             k.captcha_secret, k.captcha_min_score, k.autoreply_subject, k.autoreply_body, k.autoreply_reply_to,
              (k.budget_micros is not null or a.budget_micros is not null) as budgeted,
              a.updated_at as account_updated_at, k.expires_at, k.revoked_at, k.updated_at
       from api_keys k join accounts a on a.id = k.account_id where k.prefix = ${prefix}`
@@ -196,9 +195,12 @@ export function createKeyStore(
     return admit(entry, ok)
   }
 
+  const inForce = (entry: CachedKey, now: number) => entry.revokedAt > now && entry.expiresAt > now
+  const openForm = (entry: CachedKey | null) => (entry && inForce(entry, clock()) ? entry.form : null)
+
   function admit(entry: CachedKey | null, ok: boolean): Principal {
     const now = clock()
-    if (!entry || !ok || entry.revokedAt <= now || entry.expiresAt <= now) throw unauthorized()
+    if (!entry || !ok || !inForce(entry, now)) throw unauthorized()
     usage.mark(entry.principal.prefix, now)
     return entry.principal
   }
@@ -233,6 +235,10 @@ export function createKeyStore(
       const entry = cache.get(parsed.prefix)
       if (entry === undefined) return load(parsed.prefix).then((loaded) => verify(key, parsed.secret, loaded))
       return verify(key, parsed.secret, entry)
+    },
+    formKey(prefix) {
+      const entry = cache.get(prefix)
+      return entry === undefined ? load(prefix).then(openForm) : openForm(entry)
     },
     onAccountChange: (fn) => void accountListeners.push(fn),
     onKeysChange: (fn) => void keyListeners.push(fn),

@@ -81,34 +81,33 @@ export interface FormKey {
   autoreply: Autoreply | null
 }
 
-// The key `prefix` when it is open to forms and in force (not revoked, not expired), else null.
-export async function formKey(sql: Sql, prefix: string): Promise<FormKey | null> {
-  const [k] = await sql<
-    {
-      account_id: string
-      origins: string[] | null
-      thank_you_url: string | null
-      rate_limit: number | null
-      captcha_provider: CaptchaProvider | null
-      captcha_secret: string | null
-      captcha_min_score: number | null
-      autoreply_subject: string | null
-      autoreply_body: string | null
-      autoreply_reply_to: string | null
-    }[]
-  >`
-    select account_id, origins, thank_you_url, rate_limit, captcha_provider, captcha_secret, captcha_min_score,
-           autoreply_subject, autoreply_body, autoreply_reply_to
-    from api_keys
-    where prefix = ${prefix} and form and revoked_at is null and (expires_at is null or expires_at > now())`
-  if (!k?.origins?.length) return null
+// The columns of api_keys a form key is made of (auth.ts reads them with the key, and caches the result).
+export interface FormKeyRow {
+  account_id: string
+  prefix: string
+  origins: string[] | null
+  form: boolean
+  thank_you_url: string | null
+  rate_limit: number | null
+  captcha_provider: CaptchaProvider | null
+  captcha_secret: string | null
+  captcha_min_score: number | null
+  autoreply_subject: string | null
+  autoreply_body: string | null
+  autoreply_reply_to: string | null
+}
+
+// The key as the form endpoint needs it, or null when it is not open to forms (whether it is in force is the
+// caller's check: revoked, expired).
+export function formKeyOf(k: FormKeyRow): FormKey | null {
+  if (!k.form || !k.origins?.length) return null
   const captcha =
     k.captcha_provider && k.captcha_secret
       ? { provider: k.captcha_provider, secret: k.captcha_secret, minScore: k.captcha_min_score }
       : null
   return {
     accountId: k.account_id,
-    prefix,
+    prefix: k.prefix,
     origins: k.origins,
     thankYou: k.thank_you_url,
     rateLimit: k.rate_limit,

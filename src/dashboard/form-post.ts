@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import * as v from 'valibot'
-import { formKey, type FormKey } from '../accounts/key-form.js'
+import type { KeyStore } from '../accounts/auth.js'
+import type { FormKey } from '../accounts/key-form.js'
 import { isPrefix } from '../accounts/key-format.js'
 import { created, IdempotencyKey } from '../api/leads.js'
 import { LeadInput } from '../api/schemas.js'
@@ -13,7 +14,6 @@ import type { NewLead } from '../leads/insert.js'
 import { type Exchange, type Reply, route, type Route } from '../http/route.js'
 import type { Leads } from '../leads/create.js'
 import type { RateLimiter } from '../limits/limits.js'
-import type { Sql } from '../storage/db.js'
 import { invalidFormPage, refusedFormPage, thankYouPage } from './form-pages.js'
 import { redirect, sendHtml } from './respond.js'
 
@@ -22,7 +22,8 @@ import { redirect, sendHtml } from './respond.js'
 // answers of POST /api/v1/leads, so that a script may enhance the same form later.
 
 export interface FormDeps {
-  sql: Sql
+  // The keys, cached (accounts/auth.ts): a post reads none from the database.
+  keys: Pick<KeyStore, 'formKey'>
   leads: Leads
   // The key's rate limit (the API's limiter) and the per-address limit of public keys.
   limiter: RateLimiter
@@ -100,13 +101,13 @@ async function createChecked(
 }
 
 // The token of the key's provider's widget (its own field name), when the key requires a CAPTCHA.
-function tokenOf(form: FormData, key: FormKey) {
+function tokenOf(form: FormData | URLSearchParams, key: FormKey) {
   const value = key.captcha ? form.get(TOKEN_FIELDS[key.captcha.provider]) : null
   return typeof value === 'string' ? value : undefined
 }
 
 async function openKey(deps: FormDeps, prefix: string): Promise<FormKey> {
-  const key = isPrefix(prefix) ? await formKey(deps.sql, prefix) : null
+  const key = isPrefix(prefix) ? await deps.keys.formKey(prefix) : null
   if (!key) throw new ApiError({ code: 'not_found', message: 'There is no form here, or it no longer takes messages.' })
   return key
 }
@@ -140,7 +141,7 @@ function limited(v: { ok: boolean; limit: number; resetS: number }) {
 // The form's fields as a LeadInput: the named ones, utm_* into utm, names starting with `_` read as instructions and
 // never stored, a CAPTCHA token dropped, every other field an extra one. A name sent more than once (checkboxes) is
 // kept as its values joined by ", "; an optional field left empty is left out.
-function leadOf(form: FormData) {
+function leadOf(form: FormData | URLSearchParams) {
   const values = new Map<string, string[]>()
   for (const [name, value] of form) {
     if (typeof value !== 'string') {
