@@ -206,3 +206,12 @@ t.test('turned off, a key sends none; erasing a lead blanks its autoreply', asyn
     { what: 'a lead with no autoreply' }
   )
 })
+
+t.test('POST /api/v1/leads with the key answers its leads as well', async (t) => {
+  const k = await leadKey()
+  const to = address()
+  const res = await s.fetch('/api/v1/leads', { method: 'POST', key: k.key, json: { ...FORM, email: to } })
+  t.equal(res.status, 201)
+  await eventually(() => smtp.to(to).length === 1, { what: 'the autoreply' })
+  t.equal(smtp.to(to)[0].subject, `Thanks, ${FORM.name}`)
+})
