@@ -215,3 +215,14 @@ t.test('POST /api/v1/leads with the key answers its leads as well', async (t) =>
   await eventually(() => smtp.to(to).length === 1, { what: 'the autoreply' })
   t.equal(smtp.to(to)[0].subject, `Thanks, ${FORM.name}`)
 })
+
+t.test('erasing a lead whose autoreply is not yet sent cancels it', async (t) => {
+  const release = smtp.hold(t)
+  const k = await leadKey()
+  const res = await post(k.prefix, { ...FORM, email: address() })
+  t.equal(res.status, 201)
+  t.match(await autoreplies(k.prefix), [{ state: 'pending' }])
+  await eraseLeads(sql, { accountId: k.accountId, ids: [res.id as string], actor: cli })
+  t.match(await autoreplies(k.prefix), [{ recipient: '', state: 'cancelled', message: null }])
+  release()
+})
