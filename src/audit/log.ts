@@ -6,7 +6,7 @@ export interface AuditRow {
   id: string
   at: Date
   account_id: string | null
-  actor_kind: 'user' | 'cli' | 'key'
+  actor_kind: 'user' | 'cli' | 'key' | 'system'
   actor: string
   action: string
   target: string | null

@@ -1,11 +1,12 @@
 import type postgres from 'postgres'
 
 // Who made a change: a dashboard user (by email, with the client's address), the command line (`cli`, with the
-// operating-system user who ran it), or an API key (by its prefix).
+// operating-system user who ran it), an API key (by its prefix), or the service itself (`system`: lead retention).
 export type Actor =
   | { kind: 'user'; email: string; address: string | null }
   | { kind: 'cli'; osUser: string }
   | { kind: 'key'; prefix: string }
+  | { kind: 'system'; name: string }
 
 // Every action the log records, in the order the dashboard's filter lists them.
 export const AUDIT_ACTIONS = [
@@ -20,6 +21,7 @@ export const AUDIT_ACTIONS = [
   'user.changed',
   'plan.changed',
   'budget.changed',
+  'retention.changed',
   'key.created',
   'key.rotated',
   'key.revoked',
@@ -63,7 +65,9 @@ export async function recordAudit(tx: postgres.TransactionSql, actor: Actor, e: 
       ? ['cli', actor.osUser, null]
       : actor.kind === 'key'
         ? ['key', actor.prefix, null]
-        : ['user', actor.email, actor.address]
+        : actor.kind === 'system'
+          ? ['system', actor.name, null]
+          : ['user', actor.email, actor.address]
   await tx`
     insert into audit_log (account_id, actor_kind, actor, action, target, address, before, after)
     values (${e.accountId}, ${kind}, ${name}, ${e.action}, ${e.target}, ${address},

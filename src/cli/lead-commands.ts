@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { accountOfUser } from '../accounts/key-lifecycle.js'
+import { parseRetentionDays, RETENTION_MAX_DAYS, setLeadRetention } from '../accounts/lead-retention.js'
 import { Email } from '../api/schemas.js'
 import { accountOfLead, eraseLeads, leadsOfPerson } from '../leads/erase.js'
 import { check } from './arguments.js'
@@ -32,6 +33,28 @@ function erase({ values, positionals: [id], io, actor, database }: Invocation) {
   })
 }
 
+// `studio leads retention --email E --days N`, or `--keep`: how long E's account keeps its leads.
+function retention({ values, switches, io, actor, database }: Invocation) {
+  if (!values.email) throw new UsageError('leads retention needs --email')
+  const owner = check(Email, values.email, '--email')
+  if ((values.days === undefined) === !switches.keep) throw new UsageError('leads retention takes --days N or --keep')
+  const days = values.days === undefined ? null : parseRetentionDays(values.days)
+  if (values.days !== undefined && days === null)
+    throw new UsageError(
+      `--days: ${JSON.stringify(values.days.slice(0, 40))} is not a whole number of days from 1 to ${RETENTION_MAX_DAYS}`
+    )
+  return database(async (sql) => {
+    const accountId = await accountOfUser(sql, owner)
+    if (!accountId || !(await setLeadRetention(sql, accountId, days, actor)))
+      throw new Error(`no user with email ${owner}`)
+    io.out(
+      days === null
+        ? `account ${accountId} now keeps its leads`
+        : `account ${accountId} now erases leads older than ${days} day${days === 1 ? '' : 's'}`
+    )
+  })
+}
+
 // `studio leads …`: what happens to an account's leads (src/leads/).
 export const leadCommands: Command[] = [
   {
@@ -49,5 +72,15 @@ export const leadCommands: Command[] = [
       },
     ],
     run: erase,
+  },
+  {
+    name: 'leads retention',
+    args: '--email E --days N',
+    help: "erase the leads of E's account once older than N days (hourly, by the server)",
+    manual:
+      "erase the leads of E's account once they are older than `N` days (1 to 36500): the running server's " +
+      'hourly prune erases them as `leads erase` does, in batches (see docs/leads.md, "Retention")',
+    also: [{ args: '--email E --keep', help: "keep the leads of E's account (the default)" }],
+    run: retention,
   },
 ]

@@ -7,6 +7,7 @@ import { endOtherSessions } from '../accounts/sessions.js'
 import { passwordMatches, setPassword } from '../accounts/users.js'
 import { ApiError } from '../http/errors.js'
 import { mailIsOn } from '../ops/config.js'
+import { retentionCard } from './account-retention.js'
 import { html } from './html.js'
 import { csrfField, errorBanner, notice, page } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
@@ -54,6 +55,7 @@ async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) 
 <p class="lead">Plans are set by the operator of this service (<code>studio plan set</code>).</p></div>
 ${await budgetCard(deps, ctx)}
 ${await emailCard(deps, ctx)}
+${await retentionCard(deps, ctx)}
 <div class="card"><h2>Change password</h2>
 ${problem ? errorBanner(problem) : ''}
 <form method="post" action="/dashboard/account/password">${csrfField(v)}

@@ -20,7 +20,7 @@ function filterOf(ctx: PageCtx): AuditFilter & { actorText: string } {
   const colon = actorText.indexOf(':')
   const kind = actorText.slice(0, colon)
   const actor =
-    colon > 0 && (kind === 'user' || kind === 'cli' || kind === 'key')
+    colon > 0 && (kind === 'user' || kind === 'cli' || kind === 'key' || kind === 'system')
       ? { kind, name: actorText.slice(colon + 1) }
       : undefined
   return { accountId: ctx.user.accountId, action: action || undefined, actor, actorText: actor ? actorText : '' }

@@ -6,6 +6,7 @@ import { Router } from '../http/router.js'
 import type { Logger } from '../ops/log.js'
 import { SlidingWindow } from '../limits/limits.js'
 import { accountPages } from './account.js'
+import { retentionPages } from './account-retention.js'
 import { auditPages } from './audit.js'
 import { html, Html } from './html.js'
 import { bare, canManage } from './layout.js'
@@ -64,6 +65,7 @@ export const dashboardPages = (deps: DashboardDeps, attempts: Attempts): Page[] 
   ...teamPages(deps),
   ...auditPages(deps),
   ...accountPages(deps),
+  ...retentionPages(deps),
 ]
 
 // The dashboard: server-rendered pages under /dashboard on the API's listener (http/server.ts hands it those paths).

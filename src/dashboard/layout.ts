@@ -73,6 +73,7 @@ const NOTICES: Record<string, string> = {
   'webhook-deleted': 'The endpoint was deleted with its delivery log.',
   'lead-mail': 'Your email choice was saved.',
   budget: "The account's monthly budget was saved. Servers apply it within a second.",
+  retention: "The account's lead retention was saved.",
   'lead-saved': "The lead's status and assignee were saved.",
   'note-added': 'The note was added.',
   'link-sent': 'If that address has an account here, a sign-in link is on its way to it. It works once, for 24 hours.',

@@ -1,4 +1,5 @@
 import { pruneAudit } from '../audit/log.js'
+import { pruneRetention } from '../leads/retention.js'
 import { pruneSpam } from '../leads/spam.js'
 import type { Config } from '../ops/config.js'
 import type { Logger } from '../ops/log.js'
@@ -63,7 +64,11 @@ export function startWebhooks({ db, config, log, metrics, clock, mail, options =
     onOutcome,
     renderDisabled: mail?.renderDisabled,
     after,
-    prunes: [(now) => pruneAudit(db.sql, now, config.STUDIO_AUDIT_RETENTION_DAYS), (now) => pruneSpam(db.sql, now)],
+    prunes: [
+      (now) => pruneAudit(db.sql, now, config.STUDIO_AUDIT_RETENTION_DAYS),
+      (now) => pruneSpam(db.sql, now),
+      (now) => pruneRetention(db.sql, now),
+    ],
     lanes: mail
       ? [
           mailLane({

@@ -40,7 +40,8 @@ export interface WorkerOptions {
   lanes?: LaneSpec<unknown>[]
   // With mail on, what the mail about an endpoint it disables says.
   renderDisabled?: RenderEndpointMail
-  // Other old rows this worker deletes at each hourly prune (the audit log's, leads kept as spam).
+  // Other old rows this worker deletes at each hourly prune (the audit log's, leads kept as spam, leads past their
+  // account's retention).
   prunes?: ((now: Date) => Promise<unknown>)[]
   // The worker's LISTEN and first round wait for this and a poll more, at most 1 s (the server listening: neither a
   // start nor its first requests wait for them).

@@ -23,19 +23,53 @@ export async function eraseLeads(sql: Sql, { accountId, ids, actor }: EraseOptio
   return await sql.begin(async (tx) => {
     const rows = await tx<{ id: string }[]>`
       delete from leads where account_id = ${accountId} and id = any(${ids}::uuid[]) returning id`
-    const erased = rows.map((r) => r.id)
-    if (!erased.length) return []
-    await tombstone(tx, accountId, erased)
-    const at = new Date()
-    for (const id of erased) await recordEvent(tx, accountId, { type: 'lead.erased', data: { id } }, at)
-    await recordAudit(tx, actor, {
-      accountId,
-      action: 'lead.erased',
-      target: erased.length === 1 ? erased[0] : null,
-      after: { ids: erased, count: erased.length },
-    })
-    return erased
+    return await erased(tx, accountId, rows, actor)
   })
+}
+
+export interface EraseOldOptions {
+  accountId: string
+  // Leads created before this are erased, the oldest first, at most `limit` of them.
+  before: Date
+  limit: number
+  actor: Actor
+  // What the audit entry adds to the ids and the count (the retention that erased them).
+  why?: Record<string, string | number>
+}
+
+// Retention's erasure (retention.ts): up to `limit` of the account's leads created before `before`, erased as
+// eraseLeads erases them, in one transaction; leads another process is erasing are skipped. The ids erased.
+export async function eraseOldLeads(sql: Sql, { accountId, before, limit, actor, why }: EraseOldOptions) {
+  return await sql.begin(async (tx) => {
+    const rows = await tx<{ id: string }[]>`
+      delete from leads where id in (
+        select id from leads where account_id = ${accountId} and created_at < ${before}
+        order by created_at limit ${limit} for update skip locked)
+      returning id`
+    return await erased(tx, accountId, rows, actor, why)
+  })
+}
+
+// What follows the delete of the lead rows, in its transaction: tombstones, the lead.erased events, the audit entry.
+async function erased(
+  tx: postgres.TransactionSql,
+  accountId: string,
+  rows: { id: string }[],
+  actor: Actor,
+  why: Record<string, string | number> = {}
+): Promise<string[]> {
+  const ids = rows.map((r) => r.id)
+  if (!ids.length) return []
+  await tombstone(tx, accountId, ids)
+  const at = new Date()
+  for (const id of ids) await recordEvent(tx, accountId, { type: 'lead.erased', data: { id } }, at)
+  await recordAudit(tx, actor, {
+    accountId,
+    action: 'lead.erased',
+    target: ids.length === 1 ? ids[0] : null,
+    after: { ids, count: ids.length, ...why },
+  })
+  return ids
 }
 
 async function tombstone(tx: postgres.TransactionSql, accountId: string, leadIds: string[]) {

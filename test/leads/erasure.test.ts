@@ -5,6 +5,7 @@ import { addEndpoint } from '../../src/events/endpoints.js'
 import { cliOn } from '../support/cli.js'
 import { eventually } from '../support/eventually.js'
 import { receiver } from '../support/receiver.js'
+import { whereFound as scan } from '../support/scan.js'
 import { startTestServer } from '../support/server.js'
 import { smtpServer } from '../support/smtp.js'
 
@@ -76,21 +77,7 @@ const otherEvents = () => sql`
   select id, body from events where body::jsonb -> 'data' ->> 'id' = ${other} order by id`
 const otherEventsBefore = await otherEvents()
 
-// Every text, character, JSON and array column of every table (and view) of the schema: where `needle` occurs.
-async function whereFound(needle: string) {
-  const columns = await sql<{ table_name: string; column_name: string }[]>`
-    select table_name, column_name from information_schema.columns
-    where table_schema = current_schema()
-      and data_type in ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'bytea')`
-  const found: string[] = []
-  for (const c of columns) {
-    const [{ n }] = await sql<{ n: number }[]>`
-      select count(*)::int as n from ${sql(c.table_name)}
-      where position(lower(${needle}) in lower(${sql(c.column_name)}::text)) > 0`
-    if (n) found.push(`${c.table_name}.${c.column_name}`)
-  }
-  return found
-}
+const whereFound = (needle: string) => scan(sql, needle)
 
 t.test('the scan finds the person before the erasure (it can see them)', async (t) => {
   t.ok((await whereFound(PERSON.email)).includes('leads.email'))
