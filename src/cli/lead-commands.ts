@@ -3,6 +3,7 @@ import { accountOfUser } from '../accounts/key-lifecycle.js'
 import { parseRetentionDays, RETENTION_MAX_DAYS, setLeadRetention } from '../accounts/lead-retention.js'
 import { Email } from '../api/schemas.js'
 import { accountOfLead, eraseLeads, leadsOfPerson } from '../leads/erase.js'
+import { exportPerson } from '../leads/export.js'
 import { check } from './arguments.js'
 import { type Command, type Invocation, UsageError } from './command.js'
 
@@ -55,6 +56,18 @@ function retention({ values, switches, io, actor, database }: Invocation) {
   })
 }
 
+// `studio leads export --account-email E --email PERSON`: what the account holds about PERSON, as JSON on stdout.
+function exportCommand({ values, io, database }: Invocation) {
+  if (!values['account-email'] || !values.email) throw new UsageError('leads export needs --account-email and --email')
+  const owner = check(Email, values['account-email'], '--account-email')
+  const person = check(Email, values.email, '--email')
+  return database(async (sql) => {
+    const accountId = await accountOfUser(sql, owner)
+    if (!accountId) throw new Error(`no user with email ${owner}`)
+    io.out(JSON.stringify(await exportPerson(sql, accountId, person), null, 2))
+  })
+}
+
 // `studio leads …`: what happens to an account's leads (src/leads/).
 export const leadCommands: Command[] = [
   {
@@ -82,5 +95,15 @@ export const leadCommands: Command[] = [
       'hourly prune erases them as `leads erase` does, in batches (see docs/leads.md, "Retention")',
     also: [{ args: '--email E --keep', help: "keep the leads of E's account (the default)" }],
     run: retention,
+  },
+  {
+    name: 'leads export',
+    args: '--account-email E --email PERSON',
+    help: "print what E's account holds about PERSON (any case) as one JSON document",
+    manual:
+      "print everything E's account holds about PERSON (any case) as one JSON document on stdout: each lead from " +
+      'that address with its notes and extra fields, its events, the webhook and mail logs made of them (see ' +
+      'docs/leads.md, "Export"); no such lead: `"leads": []`',
+    run: exportCommand,
   },
 ]

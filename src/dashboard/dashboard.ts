@@ -7,6 +7,7 @@ import type { Logger } from '../ops/log.js'
 import { SlidingWindow } from '../limits/limits.js'
 import { accountPages } from './account.js'
 import { retentionPages } from './account-retention.js'
+import { leadExportPages } from './lead-export.js'
 import { auditPages } from './audit.js'
 import { html, Html } from './html.js'
 import { bare, canManage } from './layout.js'
@@ -60,6 +61,7 @@ export const dashboardPages = (deps: DashboardDeps, attempts: Attempts): Page[] 
   ...keyLimitPages(deps),
   ...keyFormPages(deps),
   ...leadsPages(deps),
+  ...leadExportPages(deps),
   ...usagePages(deps),
   ...webhooksPages(deps),
   ...teamPages(deps),

@@ -15,6 +15,7 @@ import { SPAM_KEEP_DAYS } from '../leads/spam.js'
 import { updateLead } from '../leads/update.js'
 import { LEAD_STATUSES, type LeadStatus } from '../outbox/lead-fields.js'
 import { html } from './html.js'
+import { exportLink } from './lead-export.js'
 import { csrfField, empty, notice, page, when } from './layout.js'
 import { actorOf, type DashboardDeps, type Page, type PageCtx, see } from './page.js'
 import { isUuid } from '../storage/uuid.js'
@@ -131,6 +132,7 @@ ${LEAD_STATUSES.map((s) => option(s, s, lead.status))}</select></div>
 ${option('', 'Nobody', lead.assignee ?? '')}${members.map((m) => option(m.email, m.name ? `${m.name} (${m.email})` : m.email, lead.assignee ?? ''))}
 </select></div><div class="field"><button>Save</button></div></form>
 <div class="card"><dl class="fields">${fields}</dl></div>${extraFields(lead.fields)}
+${exportLink(id)}
 <h2>Notes</h2>${
       notes.length
         ? html`<ol class="notes">${notes.map(

@@ -62,3 +62,20 @@ export async function streamCsv(ctx: PageCtx, filename: string, chunks: AsyncIte
   res.end()
   return { streamed: true } as const
 }
+
+// A JSON download (a person's data): sent whole, as an attachment named `filename`.
+export function sendJsonDownload(ctx: PageCtx, filename: string, value: unknown) {
+  const body = `${JSON.stringify(value, null, 2)}\n`
+  ctx.res.writeHead(200, [
+    ...ctx.headers,
+    ...SECURITY_HEADERS,
+    'content-type',
+    'application/json; charset=utf-8',
+    'content-disposition',
+    `attachment; filename="${filename}"`,
+    'content-length',
+    String(Buffer.byteLength(body)),
+  ])
+  ctx.res.end(body)
+  return { streamed: true } as const
+}
