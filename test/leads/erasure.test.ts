@@ -1,10 +1,7 @@
 import t from 'tap'
-import { setLeadMailChoice } from '../../src/accounts/lead-mail.js'
-import { inviteMember } from '../../src/accounts/team.js'
-import { addEndpoint } from '../../src/events/endpoints.js'
 import { cliOn } from '../support/cli.js'
 import { eventually } from '../support/eventually.js'
-import { receiver } from '../support/receiver.js'
+import { leadPlaces, leadPoster } from '../support/lead-places.js'
 import { whereFound as scan } from '../support/scan.js'
 import { startTestServer } from '../support/server.js'
 import { smtpServer } from '../support/smtp.js'
@@ -25,13 +22,7 @@ const OWNER = 'owner@example.com'
 const key = await s.key({ email: OWNER })
 const [{ accountId }] = await sql<{ accountId: string }[]>`
   select account_id as "accountId" from api_keys where prefix = ${key.split('_')[1]}`
-await setLeadMailChoice(sql, await inviteMember(sql, accountId, 'slow@example.com', 'member'), true)
-const echo = await receiver(t, (r, res) => res.end(r.body))
-const failing = await receiver(t, (r, res) => {
-  res.statusCode = 500
-  res.end(r.body)
-})
-for (const hook of [echo, failing]) await addEndpoint(sql, { accountId, url: hook.url }, true)
+const { echo } = await leadPlaces(t, sql, accountId)
 
 const PERSON = {
   name: 'Wilhelmina Quarrendale',
@@ -39,11 +30,7 @@ const PERSON = {
   message: 'Please call about the walled garden at 7 Larkspur Row',
 }
 const OTHER = { name: 'Bo Other', email: 'bo@example.org', message: 'A message that stays' }
-const post = async (lead: object, headers: Record<string, string> = {}) => {
-  const r = await s.fetch('/api/v1/leads', { method: 'POST', key, headers, json: { service: 'web', ...lead } })
-  if (r.status !== 201) throw new Error(`POST /leads: ${r.status}`)
-  return ((await r.json()) as { id: string }).id
-}
+const post = leadPoster(s, key)
 const first = await post(
   { ...PERSON, company: 'Quarrendale Ltd', fields: { garden: 'walled' } },
   { 'idempotency-key': 'erase-me' }

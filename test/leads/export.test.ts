@@ -5,6 +5,7 @@ import { addEndpoint } from '../../src/events/endpoints.js'
 import { cliOn } from '../support/cli.js'
 import { signInWithLink, signinLink } from '../support/dashboard-client.js'
 import { eventually } from '../support/eventually.js'
+import { leadPoster } from '../support/lead-places.js'
 import { receiver } from '../support/receiver.js'
 import { startTestServer } from '../support/server.js'
 import { smtpServer } from '../support/smtp.js'
@@ -35,15 +36,12 @@ const echo = await receiver(t, (r, res) => res.end(r.body))
 await addEndpoint(sql, { accountId, url: echo.url }, true)
 
 const PERSON = { name: 'Araminta Vell', email: 'araminta@example.org', message: 'A quote for the boathouse' }
-const post = async (lead: object, k = key, headers: Record<string, string> = {}) => {
-  const r = await s.fetch('/api/v1/leads', { method: 'POST', key: k, headers, json: { service: 'web', ...lead } })
-  if (r.status !== 201) throw new Error(`POST /leads: ${r.status}`)
-  return ((await r.json()) as { id: string }).id
-}
-const first = await post({ ...PERSON, fields: { boat: 'skiff' } }, key, { 'idempotency-key': 'export-1' })
+const post = leadPoster(s, key)
+const postElsewhere = leadPoster(s, stranger)
+const first = await post({ ...PERSON, fields: { boat: 'skiff' } }, { 'idempotency-key': 'export-1' })
 const second = await post({ ...PERSON, email: 'ARAMINTA@example.org', message: 'And the jetty' })
 const other = await post({ name: 'Someone Else', email: 'else@example.org', message: 'not theirs' })
-const foreign = await post({ ...PERSON, message: 'told another account' }, stranger)
+const foreign = await postElsewhere({ ...PERSON, message: 'told another account' })
 if (
   (await s.fetch(`/api/v1/leads/${first}/notes`, { method: 'POST', key, json: { text: 'rang back' } })).status !== 201
 )

@@ -1,10 +1,7 @@
 import t from 'tap'
-import { setLeadMailChoice } from '../../src/accounts/lead-mail.js'
-import { inviteMember } from '../../src/accounts/team.js'
-import { addEndpoint } from '../../src/events/endpoints.js'
 import { cliOn } from '../support/cli.js'
 import { eventually } from '../support/eventually.js'
-import { receiver } from '../support/receiver.js'
+import { leadPlaces, leadPoster } from '../support/lead-places.js'
 import { whereFound } from '../support/scan.js'
 import { startTestServer } from '../support/server.js'
 import { smtpServer } from '../support/smtp.js'
@@ -30,13 +27,7 @@ const stranger = await s.key({ email: 'stranger@example.com' })
 const accountOf = async (k: string) =>
   (await sql<{ id: string }[]>`select account_id as id from api_keys where prefix = ${k.split('_')[1]}`)[0].id
 const accountId = await accountOf(key)
-await setLeadMailChoice(sql, await inviteMember(sql, accountId, 'slow@example.com', 'member'), true)
-const echo = await receiver(t, (r, res) => res.end(r.body))
-const failing = await receiver(t, (r, res) => {
-  res.statusCode = 500
-  res.end(r.body)
-})
-for (const hook of [echo, failing]) await addEndpoint(sql, { accountId, url: hook.url }, true)
+const { echo } = await leadPlaces(t, sql, accountId)
 
 const PERSON = {
   name: 'Ottoline Farthingale',
@@ -44,15 +35,12 @@ const PERSON = {
   message: 'About the orangery at 3 Quince Mews, please',
 }
 const FRESH = { name: 'Fay Fresh', email: 'fay@example.org', message: 'A recent message that stays' }
-const post = async (lead: object, k = key, headers: Record<string, string> = {}) => {
-  const r = await s.fetch('/api/v1/leads', { method: 'POST', key: k, headers, json: { service: 'web', ...lead } })
-  if (r.status !== 201) throw new Error(`POST /leads: ${r.status}`)
-  return ((await r.json()) as { id: string }).id
-}
-const first = await post({ ...PERSON, fields: { room: 'orangery' } }, key, { 'idempotency-key': 'retain-me' })
+const post = leadPoster(s, key)
+const postElsewhere = leadPoster(s, stranger)
+const first = await post({ ...PERSON, fields: { room: 'orangery' } }, { 'idempotency-key': 'retain-me' })
 const second = await post(PERSON)
 const fresh = await post(FRESH)
-const elsewhere = await post({ name: 'Old Elsewhere', email: 'kept@example.org', message: 'Old, kept' }, stranger)
+const elsewhere = await postElsewhere({ name: 'Old Elsewhere', email: 'kept@example.org', message: 'Old, kept' })
 const note = await s.fetch(`/api/v1/leads/${first}/notes`, {
   method: 'POST',
   key,
