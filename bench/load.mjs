@@ -10,6 +10,7 @@ const {
   method = 'GET',
   headers = {},
   keys,
+  paths,
   body,
   connections = 20,
   seconds = 5,
@@ -19,6 +20,8 @@ const {
 // With `keys`, each request carries the next key of the list (a realistic spread under a per-key rate limit).
 const headerSets = keys ? keys.map((k) => ({ ...headers, authorization: `Bearer ${k}` })) : [headers]
 let next = 0
+// With `paths`, each request asks for the next path of the list instead of the URL's (pages deep in a list).
+let nextPath = 0
 const u = new URL(url)
 const pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 })
 const path = u.pathname + u.search
@@ -34,7 +37,12 @@ async function loop(_, i) {
   while (!stop) {
     const t0 = process.hrtime.bigint()
     try {
-      const res = await pool.request({ path, method, headers: headerSets[next++ % headerSets.length], body })
+      const res = await pool.request({
+        path: paths ? paths[nextPath++ % paths.length] : path,
+        method,
+        headers: headerSets[next++ % headerSets.length],
+        body,
+      })
       // The first byte of an answer whose first byte came during the measurement (a long stream's may end after it).
       if (measuring) firsts.push(Number(process.hrtime.bigint() - t0) / 1e6)
       await res.body.dump()

@@ -28,7 +28,7 @@ import {
   work,
   firstLine,
 } from './harness.mjs'
-import { measureLeads } from './leads.mjs'
+import { measureLeadPages, measureLeads } from './leads.mjs'
 import { ensureBenchPackages } from './own-packages.mjs'
 import { startPortkey } from './portkey.mjs'
 import { measureScale } from './scale.mjs'
@@ -163,6 +163,8 @@ const leadsArgs = {
   firstLine,
 }
 const { leadsRps, floorRps, formRps, everyStored } = await measureLeads({ ...leadsArgs, median, steady, row, fmt, log })
+// ---- GET /leads over 100,000 leads, every depth, vs a bare node:http server with the same SELECTs (bench/leads.mjs)
+const { pagesRps, anchorRps } = await measureLeadPages({ ...leadsArgs, median, steady, row, fmt, log })
 
 // ---- completions vs the fake upstream called directly
 const completion = JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 64 })
@@ -370,6 +372,7 @@ const pass = [
   leadsRps / floorRps >= 1.2,
   formRps / leadsRps >= 0.9,
   everyStored,
+  pagesRps / anchorRps >= 0.8,
   unsteady.length === 0,
   studioKb <= 1024,
   streamed.ttfbAdded <= 1,
@@ -377,7 +380,7 @@ const pass = [
   budgetCpu <= 1.2,
 ]
 console.log(
-  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; the OpenAI route ${fmt(sdkCpu)}× the native route's CPU per call; one key at c=20 overhead ${fmt(busyRatio)}× the relay's (p50); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT, the form ${fmt(formRps / leadsRps)}× POST /leads; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; a budget ${fmt(budgetCpu)}× the CPU per call of none; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
+  `\nsummary: /me one key ${fmt(oneRps.studio / oneRps.fastify)}× Fastify and ${fmt(oneRps.studio / oneRps.bare)}× bare (${GEN}); completions at c=200 ${fmt(added['rps@200'])}× the relay's rate, ${fmt(added['cpu@200'])}× its CPU per call, ${fmt(peer.rps)}× Portkey's rate at ${fmt(peer.cpu)}× its CPU per call; the OpenAI route ${fmt(sdkCpu)}× the native route's CPU per call; one key at c=20 overhead ${fmt(busyRatio)}× the relay's (p50); leads ${fmt(leadsRps / floorRps)}× HTTP+INSERT, the form ${fmt(formRps / leadsRps)}× POST /leads, pages ${fmt(pagesRps / anchorRps)}× bare SELECT; streams +${fmt(streamed.ttfbAdded, 3)} ms first byte, ${fmt(streamed.cpuRatio)}× the relay's CPU; a budget ${fmt(budgetCpu)}× the CPU per call of none; ${unsteady.length} unsteady series — ${pass.filter(Boolean).length}/${pass.length} targets met${meErrors.length ? `; /me errors: ${meErrors}` : ''}`
 )
 if (scale)
   console.log(

@@ -29,16 +29,20 @@ const luaString = (s) => {
   return `[${eq}[${s}]${eq}]`
 }
 
-// The script: each request carries the next of `keys` (as load.mjs does), and `done` prints one JSON line.
-function script(file, { method = 'GET', headers = {}, keys = [], body }) {
+// The script: each request carries the next of `keys` and asks for the next of `paths` (as load.mjs does), and `done`
+// prints one JSON line.
+function script(file, { method = 'GET', headers = {}, keys = [], paths = [], body }) {
   const lines = [
     `wrk.method = "${method}"`,
     ...Object.entries(headers).map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(v)}`),
     body === undefined ? '' : `wrk.body = ${luaString(body)}`,
     `local keys = {${keys.map(luaString).join(',')}}`,
+    `local paths = {${paths.map(luaString).join(',')}}`,
     'local i = 0',
+    'local j = 0',
     'request = function()',
     '  if #keys > 0 then i = i % #keys + 1; wrk.headers["authorization"] = "Bearer " .. keys[i] end',
+    '  if #paths > 0 then j = j % #paths + 1; return wrk.format(nil, paths[j]) end',
     '  return wrk.format()',
     'end',
     'done = function(s, latency)',
