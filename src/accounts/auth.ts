@@ -20,6 +20,9 @@ export interface Principal {
   models: readonly string[] | null
   // The key whose monthly cap this key's completions count toward: itself, or the key that replaced it by rotation.
   countsAs: string
+  // The key's own tokens-per-minute limit (key-limits.ts; null or absent: none), held by
+  // completions/tokens-per-minute.ts.
+  tokensPerMinute?: number | null
   // Its leads must carry a CAPTCHA token (key-captcha.ts; the secret is read when one is checked, not kept here).
   captcha?: boolean
 }
@@ -35,6 +38,7 @@ interface KeyRow {
   monthly_completions: number | null
   models: string[] | null
   counts_as: string | null
+  tokens_per_minute: number | null
   captcha: boolean
   expires_at: Date | null
   revoked_at: Date | null
@@ -79,6 +83,7 @@ const toCached = (r: KeyRow): CachedKey => ({
     models: r.models,
     countsAs: r.counts_as ?? r.prefix,
     captcha: r.captcha,
+    tokensPerMinute: r.tokens_per_minute,
   },
   hash: r.secret_sha256,
   verified: null,
@@ -123,7 +128,7 @@ export function createKeyStore(
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
       select prefix, secret_sha256, account_id, user_id, scopes, origins, rate_limit, monthly_completions, models,
-             counts_as, captcha_provider is not null as captcha, expires_at, revoked_at, updated_at
+             counts_as, tokens_per_minute, captcha_provider is not null as captcha, expires_at, revoked_at, updated_at
       from api_keys where prefix = ${prefix}`
     const entry = row ? toCached(row) : null
     if (cache.size >= MAX_CACHED) cache.clear()
