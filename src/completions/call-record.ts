@@ -24,6 +24,7 @@ export function recordCompletion(c: CompletionContext, outcome: string, call: Ca
   const model = last?.model ?? c.upstreamModel
   const cost = used?.usageSeen === false ? null : c.deps.prices.costMicros(model, used?.usage ?? NONE)
   c.deps.metrics?.upstream(outcome, (performance.now() - c.t0) / 1000)
+  if (cost !== null && cost > 0) c.deps.metrics?.spend(model, principal.prefix, cost)
   c.budget.recorded = true
   // A stream that never said what it used keeps its whole reservation.
   c.tokens?.settle(used?.usageSeen === false ? Number.POSITIVE_INFINITY : countedTokens(used?.usage ?? NONE))
