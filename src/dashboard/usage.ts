@@ -26,39 +26,51 @@ const axisLabel = (x: number, y: number, day: number) =>
   html`<text class="axis" x="${x}" y="${y}" text-anchor="middle">${day}</text>`
 
 // Completions per day as bars and spend per day as a line over them (on its own scale), drawn here: no script, no
-// inline style (the CSP forbids both). A day whose calls had no price says so in its title, never $0.
+// inline style (the CSP forbids both). A day whose calls all had no price breaks the line (its spend is unknown, not
+// 0) and says so in its title; a day without calls spent 0.
 function dayChart(month: Month, days: DayUsage[]): Html {
   const count = Math.round((month.end.getTime() - month.start.getTime()) / 86_400_000)
   const byDay = new Map(days.map((d) => [d.day, d]))
   const max = Math.max(1, ...days.map((d) => d.completions))
-  const maxCost = Math.max(1, ...days.map((d) => Number(d.cost_micros)))
+  const priced = days.filter((d) => d.unpriced < d.completions + d.failed)
+  const most = Math.max(0, ...priced.map((d) => Number(d.cost_micros)))
   const w = 24
   const h = 160
-  const costY = (d: DayUsage | undefined) => Math.round(h - 20 - (Number(d?.cost_micros ?? 0) / maxCost) * (h - 28))
-  const line = Array.from({ length: count }, (_, i) => `${i * w + w / 2},${costY(byDay.get(i + 1))}`).join(' ')
+  const x = (day: number) => (day - 1) * w + w / 2
+  const y = (d: DayUsage | undefined) =>
+    Math.round(h - 20 - (Number(d?.cost_micros ?? 0) / Math.max(1, most)) * (h - 28))
+  const date = (day: number) => `${month.month.slice(0, 8)}${String(day).padStart(2, '0')}`
+  let path = ''
+  let pen = false
+  for (let day = 1; day <= count && priced.length; day++) {
+    const d = byDay.get(day)
+    if (d && d.unpriced === d.completions + d.failed) pen = false
+    else {
+      path += `${pen ? 'L' : 'M'}${x(day)},${y(d)} `
+      pen = true
+    }
+  }
   const bars = Array.from({ length: count }, (_, i) => {
     const d = byDay.get(i + 1)
     const n = d?.completions ?? 0
     const bh = Math.round((n / max) * (h - 20))
-    const spent = d ? `, ${spendText(d)} USD` : ''
-    return html`<g><title>${month.month.slice(0, 8)}${String(i + 1).padStart(2, '0')}: ${n} completions${spent}</title>
+    const spent = d ? `, spent ${spendText(d)} (USD)` : ''
+    return html`<g><title>${date(i + 1)}: ${n} completions${spent}</title>
 <rect class="track" x="${i * w + 2}" y="0" width="${w - 4}" height="${h - 20}" rx="2"></rect>
 <rect class="bar" x="${i * w + 2}" y="${h - 20 - bh}" width="${w - 4}" height="${bh}" rx="2"></rect>
 ${(i + 1) % 5 === 1 ? axisLabel(i * w + w / 2, h - 4, i + 1) : ''}</g>`
   })
-  const dots = days.map(
+  const dots = priced.map(
     (d) =>
-      html`<circle class="cost" cx="${(d.day - 1) * w + w / 2}" cy="${costY(d)}" r="3"><title>${month.month.slice(
-        0,
-        8
-      )}${String(d.day).padStart(2, '0')}: ${spendText(d)} USD</title></circle>`
+      html`<circle class="cost" cx="${x(d.day)}" cy="${y(d)}" r="3"><title>${date(d.day)}: spent ${spendText(
+        d
+      )} (USD)</title></circle>`
   )
-  const most = usd(Math.max(0, ...days.map((d) => Number(d.cost_micros))))
+  const spend = priced.length ? `at most ${usd(most)} USD on one day` : 'no price for any call'
   return html`<svg class="chart" viewBox="0 0 ${count * w} ${h}" role="img"
-aria-label="Completions per day, at most ${max} on one day; spend per day, at most ${most} USD">${bars}
-<polyline class="cost" points="${line}"></polyline>${dots}</svg>
-<p class="legend"><span class="key bar"></span> completions <span class="key cost"></span> spend (USD, own scale;
-at most ${most} on one day)</p>`
+aria-label="Completions per day, at most ${max} on one day; spend per day, ${spend}">${bars}
+${path ? html`<path class="cost" d="${path.trim()}"></path>` : ''}${dots}</svg>
+<p class="legend"><span class="key bar"></span> completions <span class="key cost"></span> spend (own scale; ${spend})</p>`
 }
 
 // This month's spend against the account's budget, when one is set.

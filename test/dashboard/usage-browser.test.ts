@@ -66,8 +66,9 @@ async function run() {
   await t.test('the Usage page: spend per day, key, model and upstream, and the budget bar', async (t) => {
     await page.getByRole('link', { name: 'Usage' }).click()
     await page.waitForURL(url('/dashboard/usage'))
-    t.equal(await page.locator('svg polyline.cost').count(), 1, 'a spend series on the chart')
-    t.match(await page.locator('svg circle.cost title').first().textContent(), `${spent.toFixed(6)} + 1 no price USD`)
+    t.equal(await page.locator('svg path.cost').count(), 1, 'a spend series on the chart')
+    t.match(await page.locator('svg circle.cost title').first().textContent(), `spent ${spent.toFixed(6)} + 1 no price`)
+    t.match(await page.locator('.legend').textContent(), `at most ${spent.toFixed(6)} USD on one day`)
     const rowOf = (table: string, cell: string) =>
       page.locator(`h2:text-is("${table}") + .table-wrap tr`, { hasText: cell }).first().textContent()
     t.match(await rowOf('By key', prefix), `${spent.toFixed(6)} + 1 no price`)
