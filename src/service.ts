@@ -166,6 +166,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     recorder,
     prices: createPrices(config),
     budgets: createBudgets(db.raw, processId, mailIsOn(config)),
+    tokens: limits.tokens,
     log,
     metrics,
     timeoutMs: config.STUDIO_UPSTREAM_TIMEOUT_MS,

@@ -22,6 +22,9 @@ export interface Principal {
   models: readonly string[] | null
   // The key whose monthly cap this key's completions count toward: itself, or the key that replaced it by rotation.
   countsAs: string
+  // The key's own tokens-per-minute limit (key-limits.ts; null or absent: none), held by
+  // completions/tokens-per-minute.ts.
+  tokensPerMinute?: number | null
   // Its leads must carry a CAPTCHA token (key-captcha.ts; the secret is read when one is checked, not kept here).
   captcha?: boolean
   // Its account or its key has a monthly budget (completions/budget.ts): without one a call reserves nothing, and
@@ -40,6 +43,7 @@ interface KeyRow extends FormKeyRow {
   counts_as: string | null
   budgeted: boolean
   account_updated_at: Date
+  tokens_per_minute: number | null
   expires_at: Date | null
   revoked_at: Date | null
   updated_at: Date
@@ -89,6 +93,7 @@ const toCached = (r: KeyRow): CachedKey => ({
     captcha: r.captcha_provider !== null,
     budgeted: r.budgeted,
     autoreply: autoreplyOf(r),
+    tokensPerMinute: r.tokens_per_minute,
   },
   hash: r.secret_sha256,
   verified: null,
@@ -138,7 +143,7 @@ export function createKeyStore(
   async function load(prefix: string): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
       select k.prefix, k.secret_sha256, k.account_id, k.user_id, k.scopes, k.origins, k.rate_limit,
-             k.monthly_completions, k.models, k.counts_as, k.form, k.thank_you_url, k.captcha_provider,
+             k.monthly_completions, k.models, k.counts_as, k.tokens_per_minute, k.form, k.thank_you_url, k.captcha_provider,
              k.captcha_secret, k.captcha_min_score, k.autoreply_subject, k.autoreply_body, k.autoreply_reply_to,
              (k.budget_micros is not null or a.budget_micros is not null) as budgeted,
              a.updated_at as account_updated_at, k.expires_at, k.revoked_at, k.updated_at

@@ -123,6 +123,8 @@ export interface KeyListing {
   monthly_completions: number | null
   // The model aliases it may call; null: every one.
   models: string[] | null
+  // Input plus output tokens in any 60 s (key-limits.ts); null: none.
+  tokens_per_minute: number | null
   // Open to HTML forms (key-form.ts), and where a form's browser goes after a stored lead.
   form: boolean
   thank_you_url: string | null
@@ -146,7 +148,7 @@ const inScope = (sql: Sql, { accountId, createdBy }: KeyScope) =>
 export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   select k.prefix, k.name, k.account_id, a.plan, u.email, c.email as creator, k.created_at, k.last_used_at,
          k.expires_at, k.revoked_at, k.scopes, k.origins, k.rate_limit, k.monthly_completions, k.models,
-         k.form, k.thank_you_url, k.captcha_provider, k.captcha_min_score, case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
+         k.tokens_per_minute, k.form, k.thank_you_url, k.captcha_provider, k.captcha_min_score, case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
               when k.rotated_at is not null then 'grace' else 'active' end as status
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
   left join users c on c.id = k.created_by
@@ -256,6 +258,8 @@ export async function rotateKey(
     await tx`update api_keys k set autoreply_subject = o.autoreply_subject, autoreply_body = o.autoreply_body,
              autoreply_reply_to = o.autoreply_reply_to
              from api_keys o where o.prefix = ${prefix} and o.autoreply_subject is not null and k.prefix = ${created.prefix}`
+    await tx`update api_keys k set tokens_per_minute = o.tokens_per_minute
+             from api_keys o where o.prefix = ${prefix} and o.tokens_per_minute is not null and k.prefix = ${created.prefix}`
     await moveKeyCount(tx, prefix, created.prefix)
     const [row] = await tx<{ expires_at: Date; now: Date }[]>`
       update api_keys

@@ -11,6 +11,9 @@ export interface KeyLimits {
   rateLimit: number | null
   monthlyCompletions: number | null
   models: string[] | null
+  // Input plus output tokens in any 60 s (cache reads not counted; completions/tokens-per-minute.ts); absent: as it
+  // was (a key made without it has none).
+  tokensPerMinute?: number | null
 }
 
 // The largest value a limit may take (an integer column).
@@ -27,7 +30,7 @@ export function parseLimit(text: string, min: number): number | null | undefined
 }
 
 // The smallest value of each: a rate limit of 0 would be a revoked key; a monthly cap of 0 allows no completions.
-export const LIMIT_MIN = { rateLimit: 1, monthlyCompletions: 0 } as const
+export const LIMIT_MIN = { rateLimit: 1, monthlyCompletions: 0, tokensPerMinute: 1 } as const
 
 // A key's models as named on the command line or in a form: `all` (null: every alias), or aliases among `configured`
 // (`primary`, `fast`, STUDIO_MODEL_ALIASES: ops/model-aliases.ts), each once, in the order of `configured`; else why
@@ -48,12 +51,13 @@ const sameModels = (a: KeyLimits['models'], b: KeyLimits['models']) =>
 
 export type Limited = { ok: true; accountId: string; before: KeyLimits; after: KeyLimits } | { ok: false }
 
-// The limits as the audit log shows them; models only when a key has (or had, `withModels`) a list, so that the
-// entries of keys that never had one stay as they were.
-export const limitValues = (l: KeyLimits, withModels = l.models !== null) => ({
+// The limits as the audit log shows them; models only when a key has (or had, `withModels`) a list, and tokens per
+// minute only when it has (or had, `withTokens`) one, so that the entries of keys that never had one stay as they were.
+export const limitValues = (l: KeyLimits, withModels = l.models !== null, withTokens = l.tokensPerMinute != null) => ({
   rate_limit: l.rateLimit,
   monthly_completions: l.monthlyCompletions,
   ...(withModels && { models: l.models }),
+  ...(withTokens && { tokens_per_minute: l.tokensPerMinute ?? null }),
 })
 
 type LimitedRow = {
@@ -62,6 +66,7 @@ type LimitedRow = {
   rate_limit: number | null
   monthly_completions: number | null
   models: string[] | null
+  tokens_per_minute: number | null
 }
 
 // The newest key of `prefix`'s line of rotations (itself when it was never rotated; sql/027), locked as a rotation
@@ -74,7 +79,7 @@ export async function lockNewest(tx: postgres.TransactionSql, prefix: string, ac
     where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``}`
   if (!k) return null
   const [row] = await tx<(LimitedRow & { counts_as: string | null })[]>`
-    select prefix, account_id, rate_limit, monthly_completions, models, counts_as from api_keys
+    select prefix, account_id, rate_limit, monthly_completions, models, tokens_per_minute, counts_as from api_keys
     where prefix = ${k.newest} for no key update`
   if (!row) return null
   return row.counts_as === null ? row : 'moved'
@@ -112,8 +117,14 @@ async function limitLine(
   change: Partial<KeyLimits>,
   actor?: Actor
 ): Promise<Limited> {
-  const before = { rateLimit: row.rate_limit, monthlyCompletions: row.monthly_completions, models: row.models }
+  const before = {
+    rateLimit: row.rate_limit,
+    monthlyCompletions: row.monthly_completions,
+    models: row.models,
+    tokensPerMinute: row.tokens_per_minute,
+  }
   const after = {
+    tokensPerMinute: change.tokensPerMinute === undefined ? before.tokensPerMinute : change.tokensPerMinute,
     rateLimit: change.rateLimit === undefined ? before.rateLimit : change.rateLimit,
     monthlyCompletions: change.monthlyCompletions === undefined ? before.monthlyCompletions : change.monthlyCompletions,
     models: change.models === undefined ? before.models : change.models,
@@ -122,18 +133,23 @@ async function limitLine(
   if (
     after.rateLimit === before.rateLimit &&
     after.monthlyCompletions === before.monthlyCompletions &&
+    after.tokensPerMinute === before.tokensPerMinute &&
     sameModels(after.models, before.models)
   )
     return result
   const models = after.models && tx.array(after.models)
   await tx`
     update api_keys set rate_limit = ${after.rateLimit}, monthly_completions = ${after.monthlyCompletions},
-      models = ${models}, updated_at = clock_timestamp()
+      models = ${models}, tokens_per_minute = ${after.tokensPerMinute}, updated_at = clock_timestamp()
     where prefix = ${row.prefix} or counts_as = ${row.prefix}`
   if (before.monthlyCompletions === null && after.monthlyCompletions !== null)
     await seedKeyUsage(tx, row.prefix, row.account_id)
   const withModels = before.models !== null || after.models !== null
-  const entry = { before: limitValues(before, withModels), after: limitValues(after, withModels) }
+  const withTokens = before.tokensPerMinute !== null || after.tokensPerMinute !== null
+  const entry = {
+    before: limitValues(before, withModels, withTokens),
+    after: limitValues(after, withModels, withTokens),
+  }
   await audit(tx, actor, { accountId: row.account_id, action: 'key.limited', target: row.prefix, ...entry })
   return result
 }

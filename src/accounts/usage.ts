@@ -68,13 +68,18 @@ export interface DayUsage {
   day: number // 1..31
   completions: number
   failed: number
+  // The day's spend over its priced calls, and how many had no price (spendText).
+  cost_micros: string
+  unpriced: number
 }
 
-// One account's answered and failed completions per day of the month (days without any are left out).
+// One account's answered and failed completions and spend per day of the month (days without any are left out).
 export const usageByDay = (sql: Sql, accountId: string, month: Month) => sql<DayUsage[]>`
   select extract(day from created_at at time zone 'UTC')::int as day,
          count(*) filter (where outcome = 'ok')::int as completions,
-         count(*) filter (where outcome <> 'ok')::int as failed
+         count(*) filter (where outcome <> 'ok')::int as failed,
+         coalesce(sum(cost_micros), 0)::text as cost_micros,
+         count(*) filter (where cost_micros is null)::int as unpriced
   from completions where account_id = ${accountId} and created_at >= ${month.start} and created_at < ${month.end}
   group by 1 order by 1`
 
@@ -105,16 +110,38 @@ export interface UpstreamUsage {
   upstream: string
   calls: number
   failed: number
+  // The spend of the completions whose last attempt went to this upstream (a record is priced at its last attempt's
+  // model), and how many of them had no price; `completions` counts them.
+  completions: number
+  cost_micros: string
+  unpriced: number
 }
 
-// Calls sent to each upstream (every attempt, from each completion's `tries`), per account or for the one named.
+// Calls sent to each upstream (every attempt, from each completion's `tries`), per account or for the one named,
+// with what the completions it answered last cost.
 export const usageByUpstream = (sql: Sql, month: Month, accountId?: string) => sql<UpstreamUsage[]>`
   select c.account_id, t.try->>'upstream' as upstream, count(*)::int as calls,
-         count(*) filter (where t.try->>'outcome' <> 'ok')::int as failed
-  from completions c cross join lateral jsonb_array_elements(coalesce(c.tries, '[]'::jsonb)) as t(try)
+         count(*) filter (where t.try->>'outcome' <> 'ok')::int as failed,
+         count(*) filter (where t.n = jsonb_array_length(c.tries))::int as completions,
+         coalesce(sum(c.cost_micros) filter (where t.n = jsonb_array_length(c.tries)), 0)::text as cost_micros,
+         count(*) filter (where t.n = jsonb_array_length(c.tries) and c.cost_micros is null)::int as unpriced
+  from completions c cross join lateral jsonb_array_elements(coalesce(c.tries, '[]'::jsonb)) with ordinality as t(try, n)
   where c.created_at >= ${month.start} and c.created_at < ${month.end}
     ${accountId ? sql`and c.account_id = ${accountId}` : sql``}
   group by 1, 2 order by 1, 2`
+
+// A key's counts, per account and model instead.
+export type ModelUsage = Omit<KeyUsage, 'key_prefix' | 'name'> & { account_id: string; model: string }
+
+// Completions and spend per account and upstream model (the model each record was priced at), or for the account named.
+export const usageByModel = (sql: Sql, month: Month, accountId?: string) => sql<ModelUsage[]>`
+  select account_id, upstream_model as model, count(*) filter (where outcome = 'ok')::int as completions,
+         count(*) filter (where outcome <> 'ok')::int as failed,
+         coalesce(sum(input_tokens), 0)::text as input_tokens, coalesce(sum(output_tokens), 0)::text as output_tokens,
+         coalesce(sum(cost_micros), 0)::text as cost_micros, count(*) filter (where cost_micros is null)::int as unpriced
+  from completions
+  where created_at >= ${month.start} and created_at < ${month.end} ${accountId ? sql`and account_id = ${accountId}` : sql``}
+  group by account_id, upstream_model order by account_id, sum(cost_micros) desc nulls last, upstream_model`
 
 // Spend as the views show it: USD over the priced calls, and how many calls had no price (their model was in neither
 // the price table nor STUDIO_PRICES, or the upstream sent no usage): never a zero that was not free.

@@ -51,7 +51,7 @@ export function originsArg(text: string, scopes: string | undefined): string[] {
   return parsed.origins
 }
 
-// `--rate-limit N` and `--monthly-completions N` (N a whole number, or `none`), `--models A,B` (model aliases, or
+// `--rate-limit N`, `--monthly-completions N` and `--tokens-per-minute N` (N a whole number, or `none`), `--models A,B` (model aliases, or
 // `all`): the limits they name; a value that is neither is refused (one line, exit 2, and nothing changes). The
 // aliases are checked against the ones this process's configuration names (STUDIO_MODEL_ALIASES: run the command
 // with the server's settings).
@@ -60,6 +60,7 @@ export function limitsArg({ values, config }: Pick<Invocation, 'values' | 'confi
   for (const [flag, name] of [
     ['rate-limit', 'rateLimit'],
     ['monthly-completions', 'monthlyCompletions'],
+    ['tokens-per-minute', 'tokensPerMinute'],
   ] as const) {
     const text = values[flag]
     if (text === undefined) continue

@@ -1,7 +1,7 @@
 import { saveUser, setPlan } from '../accounts/user-save.js'
 import { parseUsd, setBudget } from '../accounts/budget-set.js'
 import { createSigninLink, newSigninLink } from '../accounts/signin-links.js'
-import { spendText, usageByAccount, usageByUpstream, usageMonth } from '../accounts/usage.js'
+import { spendText, usageByAccount, usageByModel, usageByUpstream, usageMonth } from '../accounts/usage.js'
 import { Email, Plan, Role } from '../api/schemas.js'
 import { healthcheck } from '../ops/healthcheck.js'
 import { baseUrl } from '../ops/listen.js'
@@ -135,26 +135,52 @@ export const commands: Command[] = [
   ...teamCommands,
   {
     name: 'usage',
-    args: '[--month YYYY-MM] [--by upstream]',
+    args: '[--month YYYY-MM] [--by upstream|model]',
     help:
       'per account, this month (UTC) or the one named: completions answered and failed,\ninput and output tokens, ' +
-      'cost in USD ("no price" for calls without one), quota used, limit and left; --by upstream: calls sent to each upstream and failed',
+      'cost in USD ("no price" for calls without one), quota used, limit and left;\n--by upstream: calls sent to ' +
+      'each upstream, failed, and the cost of those it answered;\n--by model: completions, tokens and cost per model',
     manual:
       'per account, this calendar month (UTC) or the one named: completions answered and failed, input and ' +
-      'output tokens, cost in USD (`no price` for calls without one), quota used, limit and left (tab-separated, with a header line); `--by upstream`: per ' +
-      'account and upstream, the calls sent (every attempt of a fallback list) and how many failed',
+      'output tokens, cost in USD (`no price` for calls without one), quota used, limit and left (tab-separated, ' +
+      'with a header line); `--by upstream`: per account and upstream, the calls sent (every attempt of a fallback ' +
+      'list), how many failed, and the cost of the completions it answered last (COST_USD); `--by model`: per ' +
+      'account and upstream model, completions answered and failed, tokens and COST_USD',
     run: ({ values, io, config, database }) => {
       const month = usageMonth(values.month ?? Date.now())
       if (!month) throw new UsageError('--month: expected YYYY-MM')
-      if (values.by !== undefined && values.by !== 'upstream') throw new UsageError('--by: expected upstream')
+      if (values.by !== undefined && values.by !== 'upstream' && values.by !== 'model')
+        throw new UsageError('--by: expected upstream or model')
       const limit = (n: number | null) => (n === null ? 'unlimited' : String(n))
       return database(async (sql) => {
         if (values.by === 'upstream') {
           const rows = await usageByUpstream(sql, month)
           return printTable(
             io,
-            ['ACCOUNT', 'UPSTREAM', 'CALLS', 'FAILED'],
-            rows.map((r) => [r.account_id, r.upstream, r.calls, r.failed])
+            ['ACCOUNT', 'UPSTREAM', 'CALLS', 'FAILED', 'COST_USD'],
+            rows.map((r) => [
+              r.account_id,
+              r.upstream,
+              r.calls,
+              r.failed,
+              r.completions === 0 ? '-' : spendText({ ...r, failed: 0 }),
+            ])
+          )
+        }
+        if (values.by === 'model') {
+          const rows = await usageByModel(sql, month)
+          return printTable(
+            io,
+            ['ACCOUNT', 'MODEL', 'COMPLETIONS', 'FAILED', 'INPUT_TOKENS', 'OUTPUT_TOKENS', 'COST_USD'],
+            rows.map((r) => [
+              r.account_id,
+              r.model,
+              r.completions,
+              r.failed,
+              r.input_tokens,
+              r.output_tokens,
+              spendText(r),
+            ])
           )
         }
         printTable(

@@ -166,36 +166,42 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys limit',
-    args: 'PREFIX [--rate-limit N|none] [--monthly-completions N|none] [--models M|all] [--budget USD|none]',
+    args:
+      'PREFIX [--rate-limit N|none] [--monthly-completions N|none] [--models M|all] [--budget USD|none] ' +
+      '[--tokens-per-minute N|none]',
     help:
       "set or lift (none) the key's own rate limit (requests in any 60 s) and monthly\ncompletions cap; the lower " +
       "of the key's and the account's applies; --models limits the\nmodel aliases it may call to M (comma-separated) " +
       "or lifts that limit (all);\n--budget sets the key's monthly budget in USD (5.00) or lifts it (none);\n" +
+      '--tokens-per-minute caps its input plus output tokens in any 60 s;\n' +
       'running servers apply it within a second',
     manual:
       "set the key's own rate limit (requests in any 60 s, at least 1) or monthly completions cap (at " +
       'least 0), or lift it (`none`); set the model aliases it may call (`--models fast,primary`) or lift ' +
-      'that limit (`all`); a flag not given stays as it was. No flag, a value that is not a whole number ' +
-      'or `none`, or a model alias the configuration does not name, is refused with exit 2 and one line, ' +
-      'and nothing changes. Running servers apply it within a second; a rotated key keeps its limits (see ' +
-      '"Per-key limits"). `--budget 5.00` sets the monthly budget in USD of the key and the keys it replaced ' +
-      'by rotation (`none` lifts it): calls that do not fit it are refused with `budget_exceeded` (see ' +
-      'docs/spend.md)',
+      'that limit (`all`); set its tokens per minute (input plus output tokens in any rolling 60 s, cache ' +
+      'reads not counted, at least 1) or lift it (`none`); a flag not given stays as it was. No flag, a value ' +
+      'that is not a whole number or `none`, or a model alias the configuration does not name, is refused with ' +
+      'exit 2 and one line, and nothing changes. Running servers apply it within a second; a rotated key keeps ' +
+      'its limits (see "Per-key limits" and docs/spend.md). `--budget 5.00` sets the monthly budget in USD of ' +
+      'the key and the keys it replaced by rotation (`none` lifts it): calls that do not fit it are refused with ' +
+      '`budget_exceeded` (see docs/spend.md)',
     run: ({ values, config, positionals, io, actor, database }) => {
       const prefix = prefixArg(positionals[0])
       const limits = limitsArg({ values, config })
       const budget = budgetArg(values.budget)
       if (!Object.keys(limits).length && budget === undefined)
         throw new Refused(
-          'keys limit needs --rate-limit N|none or --monthly-completions N|none or --models M|all or --budget USD|none'
+          'keys limit needs --rate-limit N|none or --monthly-completions N|none or --models M|all or --budget ' +
+            'USD|none or --tokens-per-minute N|none'
         )
       return database(async (sql) => {
         if (Object.keys(limits).length) {
           const r = await setKeyLimits(sql, { prefix, change: limits, actor })
           if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
-          const { rateLimit, monthlyCompletions, models } = r.after
+          const { rateLimit, monthlyCompletions, models, tokensPerMinute } = r.after
           const limited = `rate limit ${shown(rateLimit)}, monthly completions ${shown(monthlyCompletions)}`
-          io.out(`key ${prefix}: ${limited}, models ${models?.join(',') ?? 'all'}`)
+          const tokens = tokensPerMinute == null ? '' : `, tokens per minute ${tokensPerMinute}`
+          io.out(`key ${prefix}: ${limited}, models ${models?.join(',') ?? 'all'}${tokens}`)
         }
         if (budget !== undefined) {
           const r = await setKeyBudget(sql, { prefix, micros: budget, actor })

@@ -167,10 +167,7 @@ const budgetExceeded = (r: Reserved, month: Month, now: number) =>
 // dearest of the input, cache-read and cache-write prices, plus its max_tokens at the output price; the dearest of
 // the models its fallback may reach. A call with no max_tokens cannot be bounded: 422.
 export function upperBound(prices: Prices, models: string[], call: CallBody): Bound {
-  const body = 'bodies' in call ? (Object.values(call.bodies)[0] ?? {}) : call
-  const input = Buffer.byteLength(JSON.stringify(body))
-  const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown }
-  const output = b.max_tokens ?? b.max_completion_tokens
+  const { input, output } = tokensOf(call)
   let micros = 0
   for (const model of models) {
     const p = prices.of(model)
@@ -181,4 +178,18 @@ export function upperBound(prices: Prices, models: string[], call: CallBody): Bo
     micros = Math.max(micros, Math.ceil(pico / 1e6))
   }
   return { micros }
+}
+
+// A call's tokens at most, as the budget's bound reckons them: its input bounded by its body's UTF-8 bytes as JSON,
+// and its max_tokens (not a number: the call cannot be bounded).
+function tokensOf(call: CallBody): { input: number; output: unknown } {
+  const body = 'bodies' in call ? (Object.values(call.bodies)[0] ?? {}) : call
+  const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown }
+  return { input: Buffer.byteLength(JSON.stringify(body)), output: b.max_tokens ?? b.max_completion_tokens }
+}
+
+// The most tokens a call can use (input plus output), reckoned as `upperBound` does; null without max_tokens.
+export function tokenBound(call: CallBody): number | null {
+  const { input, output } = tokensOf(call)
+  return typeof output === 'number' ? input + output : null
 }

@@ -1,6 +1,7 @@
 import { ApiError } from '../http/errors.js'
 import type { Usage } from './call.js'
 import type { CompletionContext } from './context.js'
+import { countedTokens } from './tokens-per-minute.js'
 
 // Which call a record is of: its attempts and the upstream's request id (an answer's, or a failure's).
 interface Call {
@@ -23,7 +24,10 @@ export function recordCompletion(c: CompletionContext, outcome: string, call: Ca
   const model = last?.model ?? c.upstreamModel
   const cost = used?.usageSeen === false ? null : c.deps.prices.costMicros(model, used?.usage ?? NONE)
   c.deps.metrics?.upstream(outcome, (performance.now() - c.t0) / 1000)
+  if (cost !== null && cost > 0) c.deps.metrics?.spend(model, principal.prefix, cost)
   c.budget.recorded = true
+  // A stream that never said what it used keeps its whole reservation.
+  c.tokens?.settle(used?.usageSeen === false ? Number.POSITIVE_INFINITY : countedTokens(used?.usage ?? NONE))
   c.deps.recorder.record({
     account_id: principal.accountId,
     key_prefix: principal.prefix,

@@ -10,6 +10,7 @@ import { CallAbort } from './abort.js'
 import { streamCompletion } from './stream-complete.js'
 import { allowedAlias } from './aliases.js'
 import { noHold, upperBound } from './budget.js'
+import { reserveTokens } from './tokens-per-minute.js'
 
 // The header every completion's 200 carries (a whole answer's here, a stream's from sse-reply.ts), documented by
 // each completion route.
@@ -64,6 +65,11 @@ export async function completeCall(deps: CompletionsDeps, x: Exchange, ask: Comp
         upperBound(deps.prices, upstreams.models(ask.alias), ask.call)
       )
     : noHold(principal.accountId, deps.quota.month())
+  // The key's tokens per minute (null: no limit); refused, the budget's hold goes back.
+  const tokens = await reserveTokens(deps.tokens, principal, ask.call, deps.metrics).catch(async (e) => {
+    await deps.budgets.giveBack(budget).catch(() => {})
+    throw e
+  })
   const abort = new CallAbort()
   const cancel = () => abort.cancel()
   const onClose = () => res.writableFinished || cancel()
@@ -89,6 +95,7 @@ export async function completeCall(deps: CompletionsDeps, x: Exchange, ask: Comp
       caller,
       ticket,
       budget,
+      tokens,
       opts,
       tries: [],
       upstreamModel,
@@ -98,6 +105,8 @@ export async function completeCall(deps: CompletionsDeps, x: Exchange, ask: Comp
     return await answerWhole(c, ask.call)
   } finally {
     res.off('close', onClose)
+    // Settled by its record already, or no record: no upstream used a token of it.
+    tokens?.settle(0)
     await ticket.giveBack()
     await deps.budgets
       .giveBack(budget)

@@ -7,6 +7,7 @@ import type { Quota } from '../quota/quota.js'
 import type { Recorder } from './record-writer.js'
 import type { Prices } from './prices.js'
 import type { Budgets } from './budget.js'
+import type { TokenLimiter } from '../limits/tokens.js'
 import { CompletionDelta, CompletionRequest, CompletionResponse } from '../api/schemas.js'
 import type { CallOptions } from './call.js'
 import type { Upstreams } from './fallback.js'
@@ -20,6 +21,8 @@ export interface CompletionsDeps {
   recorder: Recorder
   prices: Prices
   budgets: Budgets
+  // Keys' tokens per minute (limits/tokens.ts); absent: not held.
+  tokens?: TokenLimiter
   log: Logger
   timeoutMs: number
   backoff?: CallOptions['backoff']

@@ -6,6 +6,7 @@ import type { Alias, CallOptions, Protocol } from './call.js'
 import type { CompletionsDeps } from './completions.js'
 import type { Try } from './fallback.js'
 import type { BudgetHold } from './budget.js'
+import type { TokenHold } from '../limits/tokens.js'
 
 // One completion under way: the exchange, the services it needs (made once at start), and what it holds for its
 // whole life: its quota ticket, the call's options with its abort, every attempt so far. complete.ts makes it once
@@ -20,6 +21,8 @@ export interface CompletionContext {
   ticket: QuotaTicket
   // What it holds of the account's budget (released with its record).
   budget: BudgetHold
+  // What it holds of its key's tokens per minute (tokens-per-minute.ts), settled by its record; null: no limit.
+  tokens?: TokenHold | null
   opts: CallOptions
   tries: Try[]
   // The first upstream's model for the alias: the record's, until an upstream answers.

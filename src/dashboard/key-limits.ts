@@ -17,12 +17,13 @@ import { actorOf, see, type DashboardDeps, type Page } from './page.js'
 const FIELDS = [
   { field: 'rate_limit', name: 'rateLimit', label: 'Rate limit (requests in any minute)' },
   { field: 'monthly_completions', name: 'monthlyCompletions', label: 'Monthly completions cap' },
+  { field: 'tokens_per_minute', name: 'tokensPerMinute', label: 'Tokens per minute (input plus output)' },
 ] as const
 
 // The form's limits; a value that is neither empty, `none` nor a whole number in range is refused with a page, as
 // models not configured.
 function limitsOf(form: URLSearchParams, configured: readonly string[]): Partial<KeyLimits> {
-  const limits: Partial<KeyLimits> = { rateLimit: null, monthlyCompletions: null }
+  const limits: Partial<KeyLimits> = { rateLimit: null, monthlyCompletions: null, tokensPerMinute: null }
   for (const { field, name, label } of FIELDS) {
     const text = (form.get(field) ?? '').trim()
     const n = text === '' ? null : parseLimit(text, LIMIT_MIN[name])

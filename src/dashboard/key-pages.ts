@@ -70,7 +70,7 @@ const limitsCell = (v: Viewer, k: KeyListing, used: number) => {
   const models = k.models && html`<br><small>models ${k.models.map((m) => html`<code>${m}</code> `)}</small>`
   return html`${cap === null ? html`${used} <small>(no cap)</small>` : html`${used} / ${cap}`}${
     k.rate_limit === null ? '' : html`<br><small>${k.rate_limit} a minute</small>`
-  }${models ?? ''}${
+  }${k.tokens_per_minute === null ? '' : html`<br><small>${k.tokens_per_minute} tokens a minute</small>`}${models ?? ''}${
     manage ? html` <a class="button secondary small" href="/dashboard/keys/${k.prefix}/limits">Limits</a>` : ''
   }${
     manage && k.origins?.length

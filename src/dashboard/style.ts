@@ -79,6 +79,9 @@ dl.fields dt{color:var(--muted);font-size:13px}dl.fields dd{margin:0;overflow-wr
 .stat b{display:block;font-size:22px}.stat span{color:var(--muted);font-size:13px}
 svg.chart{width:100%;height:auto;display:block}
 svg .bar{fill:var(--accent)}svg .track{fill:var(--code)}svg .axis{fill:var(--muted);font-size:11px}
+svg path.cost{fill:none;stroke:var(--warn);stroke-width:2}svg circle.cost{fill:var(--warn)}svg .bar.over{fill:var(--danger)}
+.legend{color:var(--muted);font-size:13px;margin:8px 0 0}.legend .key{display:inline-block;width:10px;height:10px;border-radius:2px;margin-left:8px}
+.legend .key.bar{background:var(--accent)}.legend .key.cost{background:var(--warn)}
 .auth{max-width:400px;margin:10vh auto;padding:0 16px}
 .auth .card{padding:26px}
 .auth form+.lead{margin-top:20px}

@@ -31,7 +31,7 @@ function apiKeyOf(req: IncomingMessage, route: KeyStep): string | undefined {
   return typeof key === 'string' ? `Bearer ${key}` : undefined
 }
 
-const rateLimited = (message: string, v: Verdict) =>
+export const rateLimited = (message: string, v: Verdict) =>
   new ApiError({
     code: 'rate_limited',
     message,

@@ -84,3 +84,40 @@ export const FORMAT = 'v2:'
 
 // At most this many keys in one script call: a batch holds Redis for its whole run.
 export const MAX_BATCH = 256
+
+// The weighted window of `TokenWindow` (tokens.ts), kept in Redis for every process: per key, a sorted set of the
+// reservations in the window, each member `id:tokens` scored by its time (µs, Redis's clock). One reservation per
+// call: it drops what left the window (now - window, now], sums the rest, and adds `tokens` under `id` if the sum
+// stays within the limit. It answers {1, sum, 0} or {0, sum, ms until enough have left for `tokens` to fit}. ARGV: the
+// limit, the window in ms, the tokens, the reservation's id (unique across processes).
+export const TOKENS_SCRIPT = `${PRELUDE}local key, tokens, id = KEYS[1], tonumber(ARGV[3]), ARGV[4]
+local edge = now - window
+redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', edge))
+local held = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+local sum = 0
+for i = 1, #held, 2 do sum = sum + tonumber(string.match(held[i], ':(%d+)$')) end
+if sum + tokens > limit then
+  local over, reset = sum + tokens - limit, window
+  for i = 1, #held, 2 do
+    over = over - tonumber(string.match(held[i], ':(%d+)$'))
+    if over <= 0 then
+      reset = tonumber(held[i + 1]) + window - now
+      break
+    end
+  end
+  return {0, sum, math.ceil(reset / 1000)}
+end
+redis.call('ZADD', key, string.format('%.0f', now), id .. ':' .. tokens)
+redis.call('PEXPIRE', key, windowMs)
+return {1, sum + tokens, 0}
+`
+
+// A reservation settled to what its call used: its member `id:reserved` becomes `id:used` at the same time, if it is
+// still in the window. ARGV: the member, the tokens used.
+export const SETTLE_SCRIPT = `local key, member = KEYS[1], ARGV[1]
+local at = redis.call('ZSCORE', key, member)
+if not at then return 0 end
+redis.call('ZREM', key, member)
+redis.call('ZADD', key, at, string.match(member, '^(.*):%d+$') .. ':' .. ARGV[2])
+return 1
+`

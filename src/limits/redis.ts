@@ -1,14 +1,18 @@
+import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { Logger } from '../ops/log.js'
 import type { Metrics } from '../ops/service-metrics.js'
 import { applying, type RateLimiter, SlidingWindow, type Verdict } from './limits.js'
 import { type MergeScript, replay } from './redis-replay.js'
-import { FORMAT, MAX_BATCH, MERGE_SCRIPT, WINDOW_SCRIPT } from './redis-script.js'
+import { FORMAT, MAX_BATCH, MERGE_SCRIPT, SETTLE_SCRIPT, TOKENS_SCRIPT, WINDOW_SCRIPT } from './redis-script.js'
+import { type TokenHold, type TokenLimiter, type TokenVerdict, TokenWindow } from './tokens.js'
 
 // {ok, count, resetMs} per key of the batch, flat.
 type Reply = number[]
 interface WindowScript {
   studioWindow(keys: number, ...args: string[][]): Promise<Reply>
+  studioTokens(keys: 1, key: string, ...args: string[]): Promise<Reply>
+  studioSettle(keys: 1, key: string, ...args: string[]): Promise<number>
 }
 
 // While in fallback, how often Redis is asked whether it answers again.
@@ -21,6 +25,8 @@ export interface RedisLimitsOptions {
   // The in-memory windows: their limits are used, and they decide while Redis fails or is slow.
   requests: SlidingWindow
   authFailures: SlidingWindow
+  // The tokens-per-minute window in memory, as `requests` is the request rate's (one of its own when not given).
+  tokens?: TokenWindow
   log: Logger
   metrics: Metrics
 }
@@ -28,9 +34,23 @@ export interface RedisLimitsOptions {
 export interface RedisLimits {
   limiter: RateLimiter
   authFailures: RateLimiter
+  tokens: TokenLimiter
   // True while Redis fails or is slow and this process limits on its own.
   fallingBack(): boolean
   close(): Promise<void>
+}
+
+// A hold settled once: a second settlement does nothing.
+function once(hold: TokenHold): TokenHold {
+  let settled = false
+  return {
+    tokens: hold.tokens,
+    settle(used) {
+      if (settled) return
+      settled = true
+      hold.settle(used)
+    },
+  }
 }
 
 // The verdict for the `i`th key of a batch's reply.
@@ -91,7 +111,12 @@ const connect = (o: RedisLimitsOptions) =>
     maxRetriesPerRequest: 0,
     connectTimeout: Math.max(1000, o.timeoutMs),
     retryStrategy: (times) => Math.min(times * 100, 1000),
-    scripts: { studioWindow: { lua: WINDOW_SCRIPT }, studioMerge: { lua: MERGE_SCRIPT } },
+    scripts: {
+      studioWindow: { lua: WINDOW_SCRIPT },
+      studioMerge: { lua: MERGE_SCRIPT },
+      studioTokens: { lua: TOKENS_SCRIPT },
+      studioSettle: { lua: SETTLE_SCRIPT },
+    },
   })
 
 // The fallback's metrics: decisions made in memory (the returned counter) and whether the process is in fallback.
@@ -124,7 +149,7 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
   const script = client as unknown as WindowScript & MergeScript
   // Per limiter: what it granted in fallback, written into Redis on leaving it; and the windows to close.
   const replays: (() => Promise<unknown>)[] = []
-  const windows: SlidingWindow[] = []
+  const windows: { close(): void }[] = []
   let fallback = false
   let closed = false
   let probe: NodeJS.Timeout | undefined
@@ -221,11 +246,68 @@ export async function openRedisLimits(o: RedisLimitsOptions): Promise<RedisLimit
     }
   }
 
+  // Tokens per minute (tokens.ts): one script call per reservation and one per settlement, not batched (a completion
+  // waits on its upstream far longer). As for requests, every reservation Redis grants is made in this process's own
+  // window too and granted only if it fits there, and in fallback that window decides alone: N processes never
+  // reserve more than N × the limit. What a process reserved in fallback is not written into Redis afterwards (its
+  // window still holds it for the rest of the minute).
+  const ids = { process: randomUUID(), next: 0 }
+  const ownTokens = () => {
+    const w = new TokenWindow(60_000, o.requests.clock)
+    windows.push(w)
+    return w
+  }
+  function sharedTokens(memory: TokenWindow, space: string): TokenLimiter {
+    const { windowMs } = memory
+    const inMemory = (key: string, limit: number, tokens: number) => {
+      fellBack()
+      return memory.reserve(key, limit, tokens)
+    }
+    async function reserve(key: string, limit: number, tokens: number): Promise<TokenVerdict> {
+      const id = `${ids.process}.${ids.next++}`
+      const member = `${id}:${tokens}`
+      let r: Reply
+      try {
+        r = await within(
+          script.studioTokens(1, space + key, String(limit), String(windowMs), String(tokens), id),
+          o.timeoutMs
+        )
+      } catch (e) {
+        enter(e)
+        return inMemory(key, limit, tokens)
+      }
+      const remaining = Math.max(0, limit - r[1])
+      if (r[0] !== 1) return { ok: false, limit, remaining, resetS: Math.max(1, Math.ceil(r[2] / 1000)), hold: null }
+      const settleShared = (used: number) =>
+        void within(script.studioSettle(1, space + key, member, String(used)), o.timeoutMs).catch(() => {})
+      const mine = memory.reserve(key, limit, tokens)
+      // Refused here: Redis's reservation is given back, and this process's verdict stands.
+      if (!mine.hold) {
+        settleShared(0)
+        return mine
+      }
+      const own = mine.hold
+      const hold: TokenHold = {
+        tokens,
+        settle(used) {
+          own.settle(used)
+          settleShared(Math.min(tokens, Math.max(0, Math.ceil(used))))
+        },
+      }
+      return { ...mine, remaining: Math.min(remaining, mine.remaining), hold: once(hold) }
+    }
+    return {
+      windowMs,
+      reserve: (key, limit, tokens) => (fallback ? inMemory(key, limit, tokens) : reserve(key, limit, tokens)),
+    }
+  }
+
   await readyWithin(client, Math.max(1000, o.timeoutMs))
   if (client.status !== 'ready') enter(new Error(`not connected (${client.status})`))
   return {
     limiter: shared(o.requests, `${o.prefix}${FORMAT}key:`),
     authFailures: shared(o.authFailures, `${o.prefix}${FORMAT}auth:`),
+    tokens: sharedTokens(o.tokens ?? ownTokens(), `${o.prefix}${FORMAT}tpm:`),
     fallingBack: () => fallback,
     async close() {
       closed = true

@@ -15,6 +15,8 @@ export interface Metrics {
   inFlight(delta: 1 | -1): void
   // One upstream model call, by outcome (e.g. 'ok', 'error', 'timeout', 'unavailable'), with its latency.
   upstream(outcome: string, seconds: number): void
+  // A priced completion's cost in micro-dollars, by the upstream model it was priced at and its key's prefix.
+  spend(model: string, keyPrefix: string, micros: number): void
   // A request refused by the rate limit or the monthly quota.
   refused(reason: Refusal): void
   // A value read at every scrape.
@@ -51,6 +53,12 @@ export function createMetrics(): Metrics {
     'Latency of calls to the upstream model provider, whatever their outcome.',
     LATENCY_BUCKETS
   )
+  const spend = new Counter(
+    'studio_spend_micro_usd_total',
+    'Spend on completions in micro-dollars (USD x 10^-6, from the price table), by upstream model and key prefix; ' +
+      'calls whose model has no price are not counted.',
+    ['model', 'key_prefix']
+  )
   const refusals = new Counter(
     'studio_refused_total',
     'Requests refused with 429, by reason: rate_limited (per-key rate limit), quota_exceeded (monthly plan quota) ' +
@@ -68,6 +76,7 @@ export function createMetrics(): Metrics {
     upstreamCalls,
     upstreamDuration,
     refusals,
+    spend,
     new Gauge('process_resident_memory_bytes', 'Resident set size of the process.', () => process.memoryUsage.rss()),
     new Gauge('nodejs_heap_size_total_bytes', 'V8 heap size.', () => process.memoryUsage().heapTotal),
     new Gauge('nodejs_heap_size_used_bytes', 'V8 heap in use.', () => process.memoryUsage().heapUsed),
@@ -94,6 +103,9 @@ export function createMetrics(): Metrics {
     },
     refused(reason) {
       refusals.inc(reason)
+    },
+    spend(model, keyPrefix, micros) {
+      spend.inc(model, keyPrefix, micros)
     },
     gauge(name, help, read) {
       registry.add(new Gauge(name, help, read))

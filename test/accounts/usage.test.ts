@@ -124,7 +124,7 @@ t.test('studio usage: per account, this month', async (t) => {
   }
 })
 
-t.test('studio usage --by upstream: every attempt, per account and upstream', async (t) => {
+t.test('studio usage --by upstream and --by model: every attempt, and the cost of each', async (t) => {
   const dbEnv = await testDatabase(t)
   const db = await openTestDatabase(t, dbEnv)
   const sql = db.sql
@@ -142,11 +142,39 @@ t.test('studio usage --by upstream: every attempt, per account and upstream', as
     attempt('openai', 'upstream_unavailable'),
   ])
   await completion('ok', null)
+  await sql`
+    insert into completions (account_id, key_prefix, model_alias, upstream_model, input_tokens, output_tokens,
+      latency_ms, attempts, outcome, tries, cost_micros)
+    values (${account_id}, ${prefix}, 'primary', 'gpt-4.1', 250, 125, 10, 1, 'ok',
+      ${[attempt('openai', 'ok')] as never}, 1500)`
   const { code, rows } = await cli(dbEnv, ['usage', '--by', 'upstream'])
   t.equal(code, 0)
+  // The cost is of the completions each upstream answered last; the fake rows before the last have no price.
   t.same(rows, [
-    { ACCOUNT: account_id, UPSTREAM: 'anthropic', CALLS: '3', FAILED: '2' },
-    { ACCOUNT: account_id, UPSTREAM: 'openai', CALLS: '2', FAILED: '1' },
+    { ACCOUNT: account_id, UPSTREAM: 'anthropic', CALLS: '3', FAILED: '2', COST_USD: 'no price' },
+    { ACCOUNT: account_id, UPSTREAM: 'openai', CALLS: '3', FAILED: '1', COST_USD: '0.001500 + 2 no price' },
+  ])
+  const byModel = await cli(dbEnv, ['usage', '--by', 'model'])
+  t.equal(byModel.code, 0)
+  t.same(byModel.rows, [
+    {
+      ACCOUNT: account_id,
+      MODEL: 'gpt-4.1',
+      COMPLETIONS: '1',
+      FAILED: '0',
+      INPUT_TOKENS: '250',
+      OUTPUT_TOKENS: '125',
+      COST_USD: '0.001500',
+    },
+    {
+      ACCOUNT: account_id,
+      MODEL: 'm',
+      COMPLETIONS: '3',
+      FAILED: '1',
+      INPUT_TOKENS: '0',
+      OUTPUT_TOKENS: '0',
+      COST_USD: 'no price',
+    },
   ])
   const bad = await cli(dbEnv, ['usage', '--by', 'key'])
   t.equal(bad.code, 2)

@@ -78,6 +78,26 @@ t.test('an owner changes and lifts them with the form', async (t) => {
   await eventually(shown, { what: 'the recorded completions counted under no cap' })
 })
 
+t.test('tokens per minute: set with the form, shown in the list, refused when bad, lifted', async (t) => {
+  const tpm = async () =>
+    (await sql`select tokens_per_minute from api_keys where prefix = ${prefix}`)[0].tokens_per_minute
+  const saved = await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, {
+    rate_limit: '',
+    monthly_completions: '',
+    tokens_per_minute: '40000',
+  })
+  t.equal(saved.status, 303)
+  t.equal(await tpm(), 40000)
+  t.match((await owner.get(`/dashboard/keys/${prefix}/limits`)).text, /name="tokens_per_minute"[^>]*value="40000"/)
+  t.match(rowOf((await owner.get('/dashboard/keys')).text), '40000 tokens a minute')
+  const bad = await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, { tokens_per_minute: '0' })
+  t.equal(bad.status, 400)
+  t.match(bad.text, 'Tokens per minute')
+  t.equal(await tpm(), 40000, 'nothing changed')
+  await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, { tokens_per_minute: '' })
+  t.equal(await tpm(), null, 'lifted')
+})
+
 t.test('bad input: an HTML page saying what is wrong, never a 500, and nothing changes', async (t) => {
   await owner.submit('/dashboard/keys', `/dashboard/keys/${prefix}/limits`, {
     rate_limit: '7',

@@ -132,6 +132,8 @@ t.test('GET /metrics on its own listener', async (t) => {
   await lineFor('ops-metrics-2')
   s.metrics.upstream('ok', 0.3)
   s.metrics.upstream('timeout', 120)
+  s.metrics.spend('claude-sonnet-4-5', prefix, 15036)
+  s.metrics.spend('claude-sonnet-4-5', prefix, 1000)
   s.metrics.refused('rate_limited')
   s.metrics.refused('quota_exceeded')
   s.metrics.refused('quota_exceeded')
@@ -164,6 +166,7 @@ t.test('GET /metrics on its own listener', async (t) => {
   t.equal(value(samples, 'studio_upstream_duration_seconds_bucket', { le: '1' }), 1)
   t.equal(value(samples, 'studio_refused_total', { reason: 'rate_limited' }), 1)
   t.equal(value(samples, 'studio_refused_total', { reason: 'quota_exceeded' }), 2)
+  t.equal(value(samples, 'studio_spend_micro_usd_total', { model: 'claude-sonnet-4-5', key_prefix: prefix }), 16036)
 
   t.equal(value(samples, 'studio_http_requests_in_flight'), 0)
   t.equal(value(samples, 'studio_db_pool_max_connections'), s.db.mode === 'external' ? 20 : 4)
@@ -185,6 +188,7 @@ t.test('GET /metrics on its own listener', async (t) => {
     studio_upstream_failures_total: 'counter',
     studio_upstream_cooling: 'gauge',
     studio_refused_total: 'counter',
+    studio_spend_micro_usd_total: 'counter',
     studio_db_pool_max_connections: 'gauge',
     studio_webhook_attempts_total: 'counter',
     studio_webhook_deliveries_waiting: 'gauge',
