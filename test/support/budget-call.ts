@@ -1,6 +1,6 @@
 // The budget tests' call (test/completions/budget.test.ts, key-budget.test.ts): its body, its upper bound and what
 // the fake upstream's usage makes it cost, in micro-dollars.
-export const MAX = 1000
+const MAX = 1000
 export const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: MAX }
 // claude-sonnet-4-5 (docs/spend.md): input bounded by the body's JSON bytes at the dearest input price (cache write,
 // 3.75), max_tokens at 15; USD per million tokens = micro-dollars per token.
