@@ -51,7 +51,7 @@ export function apiRoutes({ db, keys, completions, leads = {}, verifyCaptcha }: 
     addNoteRoute(db.sql), // POST /api/v1/leads/:id/notes (first: LeadNote, then Lead, are the document's own)
     getLeadRoute(db.sql), // GET /api/v1/leads/:id (before the list, for the same reason)
     listLeadsRoute(db.sql), // GET /api/v1/leads
-    updateLeadRoute(db.sql), // PATCH /api/v1/leads/:id
+    updateLeadRoute(db.sql, leads.mail ?? false), // PATCH /api/v1/leads/:id
     eraseLeadRoute(db.sql), // DELETE /api/v1/leads/:id
   ]
   return [...api, openApiRoute(api, EVENT_ENVELOPES)] // GET /api/v1/openapi.json

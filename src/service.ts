@@ -26,7 +26,7 @@ import { lazyDashboard } from './dashboard/lazy.js'
 import type { DashboardDeps } from './dashboard/page.js'
 import { startWebhooks, type WebhooksDeps } from './events/delivery-service.js'
 import { createMailer } from './events/mailer.js'
-import { autoreplyMail, disabledEndpointMail, leadMail } from './dashboard/mail.js'
+import { assignedMail, autoreplyMail, disabledEndpointMail, leadMail } from './dashboard/mail.js'
 import { mailIsOn } from './ops/config.js'
 import { openTracer } from './ops/trace.js'
 import { type BackupScheduleOptions, startBackups } from './storage/backup-schedule.js'
@@ -101,7 +101,12 @@ async function openMail(config: Config, log: Logger, dashboardUrl: () => string 
   if (!mailIsOn(config)) return undefined
   const mailer = await createMailer(config)
   log.info('mail on', { smtp: mailer.server })
-  return { mailer, renderLead: leadMail(dashboardUrl), renderDisabled: disabledEndpointMail(dashboardUrl) }
+  return {
+    mailer,
+    renderLead: leadMail(dashboardUrl),
+    renderAssigned: assignedMail(dashboardUrl),
+    renderDisabled: disabledEndpointMail(dashboardUrl),
+  }
 }
 
 // The dashboard, when it is on: its pages load at the first page request (dashboard/lazy.ts).

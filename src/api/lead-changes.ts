@@ -26,7 +26,8 @@ const LeadUpdate = v.pipe(
   v.title('LeadUpdate')
 )
 
-export function updateLeadRoute(sql: Sql): Route {
+// `mail`: mail is on (a new assignee gets one).
+export function updateLeadRoute(sql: Sql, mail: boolean): Route {
   return route({
     method: 'PATCH',
     path: `${BASE}/leads/:id`,
@@ -39,7 +40,8 @@ export function updateLeadRoute(sql: Sql): Route {
     responses: { 200: { description: 'The lead as changed', schema: Lead } },
     async handle({ principal, params, body }) {
       const actor = { kind: 'key', prefix: principal.prefix } as const
-      const lead = await updateLead(sql, { accountId: principal.accountId, id: params.id, change: body, actor })
+      const change = { accountId: principal.accountId, id: params.id, change: body, actor, mail }
+      const lead = await updateLead(sql, change)
       if (!lead) throw noLead(params.id)
       return { status: 200, body: lead }
     },

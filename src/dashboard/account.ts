@@ -1,7 +1,7 @@
 import { accountPlan } from '../accounts/key-lifecycle.js'
 import { accountBudget, parseUsd, setAccountBudget } from '../accounts/budget-set.js'
 import { usd } from '../ops/usd.js'
-import { leadMailChoice, setLeadMailChoice } from '../accounts/lead-mail.js'
+import { assignedMailChoice, leadMailChoice, setAssignedMailChoice, setLeadMailChoice } from '../accounts/lead-mail.js'
 import { passwordProblem } from '../accounts/passwords.js'
 import { endOtherSessions } from '../accounts/sessions.js'
 import { passwordMatches, setPassword } from '../accounts/users.js'
@@ -43,6 +43,16 @@ async function budgetCard(deps: DashboardDeps, ctx: PageCtx) {
 <div class="field"><button>Save budget</button></div></form></div>`
 }
 
+// The user's choice of a mail when a lead is assigned to them (on until they turn it off).
+async function assignedMailCard(deps: DashboardDeps, ctx: PageCtx) {
+  const on = await assignedMailChoice(deps.sql, ctx.user.userId)
+  return html`<div class="card"><h2>Assigned leads</h2>
+<form method="post" action="/dashboard/account/assigned-mail">${csrfField(ctx.user)}
+<div class="field check"><input id="assigned-mail" name="assigned_mail" type="checkbox" value="on"${on ? html` checked` : ''}>
+<label for="assigned-mail">Mail me when a lead is assigned to me</label></div>
+<button class="secondary">Save</button></form></div>`
+}
+
 async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) {
   const v = ctx.user
   const plan = await accountPlan(deps.sql, v.accountId)
@@ -55,6 +65,7 @@ async function accountPage(deps: DashboardDeps, ctx: PageCtx, problem?: string) 
 <p class="lead">Plans are set by the operator of this service (<code>studio plan set</code>).</p></div>
 ${await budgetCard(deps, ctx)}
 ${await emailCard(deps, ctx)}
+${await assignedMailCard(deps, ctx)}
 ${await retentionCard(deps, ctx)}
 <div class="card"><h2>Change password</h2>
 ${problem ? errorBanner(problem) : ''}
@@ -117,6 +128,15 @@ export function accountPages(deps: DashboardDeps): Page[] {
       async handle(ctx) {
         await setLeadMailChoice(sql, ctx.user.userId, ctx.form.get('lead_mail') === 'on')
         return see('/dashboard/account?done=lead-mail')
+      },
+    },
+    {
+      method: 'POST',
+      path: '/dashboard/account/assigned-mail',
+      access: 'user',
+      async handle(ctx) {
+        await setAssignedMailChoice(sql, ctx.user.userId, ctx.form.get('assigned_mail') === 'on')
+        return see('/dashboard/account?done=assigned-mail')
       },
     },
     {

@@ -74,6 +74,7 @@ const NOTICES: Record<string, string> = {
   'lead-mail': 'Your email choice was saved.',
   budget: "The account's monthly budget was saved. Servers apply it within a second.",
   retention: "The account's lead retention was saved.",
+  'assigned-mail': 'Your choice of a mail for assigned leads was saved.',
   'lead-saved': "The lead's status and assignee were saved.",
   'note-added': 'The note was added.',
   'link-sent': 'If that address has an account here, a sign-in link is on its way to it. It works once, for 24 hours.',

@@ -13,6 +13,7 @@ import {
 } from '../leads/search.js'
 import { SPAM_KEEP_DAYS } from '../leads/spam.js'
 import { updateLead } from '../leads/update.js'
+import { mailIsOn } from '../ops/config.js'
 import { LEAD_STATUSES, type LeadStatus } from '../outbox/lead-fields.js'
 import { html } from './html.js'
 import { exportLink } from './lead-export.js'
@@ -163,6 +164,7 @@ async function changeLead(deps: DashboardDeps, ctx: PageCtx) {
     id: ctx.params.id,
     change,
     actor: actorOf(ctx),
+    mail: mailIsOn(deps.config),
   })
   if (!lead) throw noLead()
   return see(`/dashboard/leads/${lead.id}?done=lead-saved`)

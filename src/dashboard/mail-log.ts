@@ -11,6 +11,7 @@ const KINDS: Record<string, string> = {
   invite: 'invitation',
   endpoint: 'endpoint disabled',
   autoreply: 'autoreply',
+  assigned: 'lead assigned',
 }
 
 // Why an autoreply was not sent (leads/autoreply.ts).
@@ -34,8 +35,8 @@ export function mailLogCard(lines: MailLogLine[], mailOn: boolean) {
 <td>${outcome(l)}</td><td class="muted">${l.outcome === 'skipped' ? (SKIPPED[l.answer] ?? l.answer) : l.answer}</td></tr>`
   )
   return html`<h2>Email deliveries</h2><p class="lead">The latest mails this account's users were sent (new leads,
-sign-in links, invitations, a webhook endpoint disabled, autoreplies to the people who wrote, and the autoreplies not
-sent, with why) and what the mail server answered; a refused mail is not sent again.</p>
+leads assigned, sign-in links, invitations, a webhook endpoint disabled, autoreplies to the people who wrote, and
+the autoreplies not sent, with why) and what the mail server answered; a refused mail is not sent again.</p>
 ${
   lines.length
     ? html`<div class="table-wrap scroll-x"><table><thead><tr><th>Time</th><th>To</th><th>Mail</th><th>Outcome</th>

@@ -7,8 +7,8 @@ import { html, type Value } from './html.js'
 import type { DashboardDeps } from './page.js'
 
 // What the service's mails say: a new lead (every field, the extra ones under their own names, as plain text and as simple HTML where every value is
-// escaped by html.ts, and a link to the lead in the dashboard), a disabled webhook endpoint, and a sign-in link or an
-// invitation.
+// escaped by html.ts, and a link to the lead in the dashboard), a lead assigned to its recipient, a disabled webhook
+// endpoint, and a sign-in link or an invitation.
 
 type Lead = EventData<'lead.created'>
 
@@ -109,6 +109,21 @@ export function autoreplyMail(autoreply: Autoreply, lead: Lead): MailMessage {
     html: page(html`<p style="white-space:pre-wrap">${body}</p>`),
   }
 }
+
+// A lead was given to the mail's recipient (its lead.updated event: who did it, and its status if that changed too).
+// Nothing of the lead's own data: the link opens it.
+export const assignedMail =
+  (dashboard: () => string | null) =>
+  (update: EventData<'lead.updated'>): MailMessage => {
+    const open = openInDashboard(dashboard, `leads/${update.id}`)
+    const by = update.who ?? (update.keyPrefix ? `An API key (${update.keyPrefix})` : 'Someone')
+    const what = `${by} assigned a lead to you on Studio.`
+    const status = update.changes.status?.after
+    const rows = status ? [['Status', status] as const] : []
+    const text = [what, ...(status ? ['', `Status: ${status}`] : []), ...open.text, '']
+    const body = html`<p>${what}</p>${rows.length ? table(rows) : ''}${open.html}`
+    return { subject: 'A lead was assigned to you', text: text.join('\n'), html: page(body) }
+  }
 
 // The delivery worker disabled a webhook endpoint (a 410, or five days of failures): to the account's owners and
 // admins.

@@ -8,7 +8,7 @@ import { version } from '../ops/version.js'
 import type { Database } from '../storage/db.js'
 import { createWebhookDispatcher } from './dispatcher.js'
 import type { RenderEndpointMail } from './deliveries.js'
-import { mailLane, type RenderLeadMail } from './mail-lane.js'
+import { mailLane, type RenderAssignedMail, type RenderLeadMail } from './mail-lane.js'
 import type { Mailer } from './mailer.js'
 import { startDeliveryWorker, type WorkerOptions } from './worker.js'
 
@@ -18,9 +18,14 @@ export interface WebhooksDeps {
   log: Logger
   metrics: Metrics
   clock: () => number
-  // With mail on: the mailer, and how a lead's mail and a disabled endpoint's read (the dashboard's: it knows the
-  // links).
-  mail?: { mailer: Mailer; renderLead: RenderLeadMail; renderDisabled: RenderEndpointMail }
+  // With mail on: the mailer, and how a lead's mail, an assignee's and a disabled endpoint's read (the dashboard's:
+  // it knows the links).
+  mail?: {
+    mailer: Mailer
+    renderLead: RenderLeadMail
+    renderAssigned: RenderAssignedMail
+    renderDisabled: RenderEndpointMail
+  }
   // Tests: a dispatcher of their own, a fixed random, a shorter poll.
   options?: Partial<Pick<WorkerOptions, 'dispatcher' | 'random' | 'pollMs' | 'concurrency'>>
   // What the worker starts after (the server listening). Undici's chunks load at the first delivery.

@@ -8,9 +8,9 @@ import { KEEP_MS } from './deliveries.js'
 
 export interface ClaimedMail {
   id: string
-  kind: 'lead' | 'signin' | 'invite' | 'endpoint' | 'budget' | 'autoreply'
+  kind: 'lead' | 'signin' | 'invite' | 'endpoint' | 'budget' | 'autoreply' | 'assigned'
   recipient: string
-  // A lead mail's event (its envelope), or the message a link mail carries.
+  // A lead or assignee mail's event (its envelope), or the message a link mail carries.
   eventBody: string | null
   message: MailMessage | null
   attempts: number

@@ -14,16 +14,18 @@ import type { MailMessage } from '../outbox/mail.js'
 import type { Mail, Mailer, Sent } from './mailer.js'
 import { nextDelayMs } from './schedule.js'
 
-// Mail deliveries as a lane of the delivery worker: each claimed mail is made (a lead mail from its event, a link
-// mail from its stored message), sent once, and judged: delivered; refused for good (5xx) → failed; anything else
+// Mail deliveries as a lane of the delivery worker: each claimed mail is made (a lead mail from its event, an
+// assignee's from its lead.updated event, a link mail from its stored message), sent once, and judged: delivered; refused for good (5xx) → failed; anything else
 // retried on the webhooks' schedule (schedule.ts) until it is exhausted. Logs name the delivery, never an address.
 
 export type RenderLeadMail = (lead: EventData<'lead.created'>) => MailMessage
+export type RenderAssignedMail = (update: EventData<'lead.updated'>) => MailMessage
 
 export interface MailLaneDeps {
   sql: Sql
   mailer: Mailer
   renderLead: RenderLeadMail
+  renderAssigned: RenderAssignedMail
   log: Logger
   clock: () => number
   random: () => number
@@ -42,10 +44,16 @@ function mailOutcome(c: ClaimedMail, sent: Sent, now: number, random: () => numb
   return { kind: 'retry', nextAt: new Date(now + delay) }
 }
 
-function mailOf(c: ClaimedMail, renderLead: RenderLeadMail): Mail | null {
+// An erased lead's mails are cancelled with it; an assignee's whose event is a tombstone all the same has nothing
+// to send.
+function mailOf(c: ClaimedMail, d: Pick<MailLaneDeps, 'renderLead' | 'renderAssigned'>): Mail | null {
   if (c.kind === 'lead' && c.eventBody) {
     const lead = (JSON.parse(c.eventBody) as { data: EventData<'lead.created'> }).data
-    return { to: c.recipient, replyTo: lead.email, ...renderLead(lead) }
+    return { to: c.recipient, replyTo: lead.email, ...d.renderLead(lead) }
+  }
+  if (c.kind === 'assigned' && c.eventBody) {
+    const update = (JSON.parse(c.eventBody) as { data: EventData<'lead.updated'> }).data
+    return update.changes ? { to: c.recipient, ...d.renderAssigned(update) } : null
   }
   return c.message ? { to: c.recipient, ...c.message } : null
 }
@@ -56,7 +64,7 @@ export function mailLane(d: MailLaneDeps): LaneSpec<ClaimedMail> {
   async function run(c: ClaimedMail, stopping: AbortSignal) {
     if (stopping.aborted) return
     const at = new Date(d.clock())
-    const mail = mailOf(c, d.renderLead)
+    const mail = mailOf(c, d)
     const sent: Sent = mail
       ? await d.mailer.send(mail, stopping)
       : { result: 'permanent', code: null, answer: '(nothing to send: the message is gone)' }

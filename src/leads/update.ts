@@ -1,12 +1,15 @@
+import { assignedMailRecipient } from '../accounts/lead-mail.js'
 import type { Actor } from '../audit/record.js'
 import { recordAudit } from '../audit/record.js'
 import { invalid } from '../http/errors.js'
 import type { LeadStatus } from '../outbox/lead-fields.js'
 import { recordEvent } from '../outbox/event.js'
+import { queueMails } from '../outbox/mail.js'
 import type { Sql } from '../storage/db.js'
 import { getLead, type LeadRead } from './read.js'
 
-// A lead's status and assignee changed: the row, its lead.updated event and its audit entry in one transaction.
+// A lead's status and assignee changed: the row, its lead.updated event, its audit entry and the new assignee's mail
+// in one transaction.
 
 interface LeadChange {
   status?: LeadStatus
@@ -19,11 +22,14 @@ export interface UpdateLeadOptions {
   id: string
   change: LeadChange
   actor: Actor
+  // Mail is on: a new assignee gets a mail (made from the event when sent), unless they turned it off or gave the
+  // lead to themselves.
+  mail?: boolean
 }
 
 // The lead as it is after the change, or null when the account has no lead `id`. A change that changes nothing
 // writes nothing. An assignee who is not a user of the account is the caller's invalid request.
-export async function updateLead(sql: Sql, { accountId, id, change, actor }: UpdateLeadOptions) {
+export async function updateLead(sql: Sql, { accountId, id, change, actor, mail = false }: UpdateLeadOptions) {
   const changed = await sql.begin(async (tx) => {
     const [lead] = await tx<{ status: LeadStatus; assignee_id: string | null; assignee: string | null }[]>`
       select l.status, l.assignee_id, u.email as assignee from leads l left join users u on u.id = l.assignee_id
@@ -49,7 +55,13 @@ export async function updateLead(sql: Sql, { accountId, id, change, actor }: Upd
              where id = ${id}`
     const who = actor.kind === 'user' ? actor.email : null
     const keyPrefix = actor.kind === 'key' ? actor.prefix : null
-    await recordEvent(tx, accountId, { type: 'lead.updated', data: { id, changes, who, keyPrefix } }, new Date())
+    const at = new Date()
+    const event = await recordEvent(tx, accountId, { type: 'lead.updated', data: { id, changes, who, keyPrefix } }, at)
+    const self = who !== null && who.toLowerCase() === assignee?.toLowerCase()
+    if (mail && changes.assignee && assigneeId && !self) {
+      const recipient = assignedMailRecipient(tx, assigneeId)
+      await queueMails(tx, recipient, { accountId, kind: 'assigned', eventId: event.id, at, notify: true })
+    }
     await recordAudit(tx, actor, {
       accountId,
       action: 'lead.updated',

@@ -14,20 +14,30 @@ export interface MailMessage {
 // The recipients of a mail, as a fragment selecting (`user_id`, `email`): `accounts/` names them.
 type Recipients = postgres.PendingQuery<postgres.Row[]>
 
-// One mail delivery per recipient, in one statement of the caller's transaction. Returns how many; the caller wakes
-// the worker (or it finds them at its next round).
-export async function queueMails(
-  tx: postgres.ISql,
-  recipients: Recipients,
-  m: { accountId: string; kind: 'lead' | 'endpoint'; eventId?: string; message?: MailMessage; at: Date }
-): Promise<number> {
+interface QueuedMail {
+  accountId: string
+  kind: 'lead' | 'endpoint' | 'assigned'
+  eventId?: string
+  message?: MailMessage
+  at: Date
+  // Wakes the delivery workers (NOTIFY) at the commit if a mail was queued; else the caller wakes them (or they find
+  // the mails at their next round).
+  notify?: boolean
+}
+
+// One mail delivery per recipient, in one statement of the caller's transaction. Returns how many.
+export async function queueMails(tx: postgres.ISql, recipients: Recipients, m: QueuedMail): Promise<number> {
   const message = m.message ? tx.json({ ...m.message }) : null
-  const queued = await tx`
-    insert into mail_deliveries (account_id, user_id, kind, recipient, event_id, message, next_at, created_at)
-    select ${m.accountId}, r.user_id, ${m.kind}, r.email, ${m.eventId ?? null}, ${message}, ${m.at}, ${m.at}
-    from (${recipients}) r
-    returning 1`
-  return queued.length
+  const [row] = await tx<{ n: number }[]>`
+    with queued as (
+      insert into mail_deliveries (account_id, user_id, kind, recipient, event_id, message, next_at, created_at)
+      select ${m.accountId}, r.user_id, ${m.kind}, r.email, ${m.eventId ?? null}, ${message}, ${m.at}, ${m.at}
+      from (${recipients}) r
+      returning 1
+    )
+    select count(*)::int as n${m.notify ? tx`, (select pg_notify(${WAKE_CHANNEL}, '') from queued limit 1)` : tx``}
+    from queued`
+  return row.n
 }
 
 // The lead mails of many leads' events, written by the statement that writes the events (a batch of leads:

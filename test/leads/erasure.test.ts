@@ -8,8 +8,9 @@ import { smtpServer } from '../support/smtp.js'
 
 // Erasure (issue 47) where it matters: a person's leads, announced to webhook receivers that echo what they get (one
 // answering 200, one 500 so its deliveries stay pending) and mailed through a real SMTP server (one recipient
-// refused, so that mail stays pending), erased with the CLI; then every text and JSON column of every table is
-// searched for the person's email, name and message, and the other person's lead and events are as they were.
+// refused, so that mail stays pending, as does the mail of one lead's assignment to them), erased with the CLI; then
+// every text and JSON column of every table is searched for the person's email, name and message, and the other
+// person's lead and events are as they were.
 const smtp = await smtpServer(t, (to) => (to.startsWith('slow') ? { code: 451, message: 'try later' } : null))
 const s = await startTestServer(
   t,
@@ -43,7 +44,12 @@ const note = await s.fetch(`/api/v1/leads/${first}/notes`, {
   json: { text: `${PERSON.name} wants a call` },
 })
 if (note.status !== 201) throw new Error(`a note: ${note.status}`)
-const patched = await s.fetch(`/api/v1/leads/${second}`, { method: 'PATCH', key, json: { status: 'contacted' } })
+// Given to the refusing recipient: the assignee's mail stays pending too.
+const patched = await s.fetch(`/api/v1/leads/${second}`, {
+  method: 'PATCH',
+  key,
+  json: { status: 'contacted', assignee: 'slow@example.com' },
+})
 if (patched.status !== 200) throw new Error(`PATCH: ${patched.status}`)
 
 const attempts = (id: string) => sql<{ n: number }[]>`
@@ -58,6 +64,9 @@ for (const id of [first, second, other]) {
   await eventually(async () => (await mailAttempts(id))[0].n >= 2, { what: `${id}'s two mails tried` })
 }
 await eventually(() => smtp.got.some((m) => m.text.includes(PERSON.message)), { what: 'the lead mailed' })
+const assignedMail = () => sql<{ state: string; attempts: number }[]>`
+  select state, attempts from mail_deliveries where kind = 'assigned'`
+await eventually(async () => (await assignedMail())[0]?.attempts >= 1, { what: "the assignee's mail tried" })
 
 const otherBefore = await (await s.fetch(`/api/v1/leads/${other}`, { key })).json()
 const otherEvents = () => sql`
@@ -112,7 +121,8 @@ t.test('studio leads erase --email: the person is nowhere, the other lead untouc
   const cancelled = await sql<{ n: number }[]>`
     select count(*)::int as n from mail_deliveries m join events e on e.id = m.event_id
     where e.body::jsonb -> 'data' ->> 'id' in (${first}, ${second}) and m.state = 'cancelled'`
-  t.equal(cancelled[0].n, 2, "the refused recipient's mails are cancelled")
+  t.equal(cancelled[0].n, 3, "the refused recipient's mails are cancelled: two leads', one assignee's")
+  t.match(await assignedMail(), [{ state: 'cancelled' }], "the assignee's mail with them")
   const audit = await sql`select action, actor_kind, after from audit_log where action = 'lead.erased'`
   t.match(audit, [{ action: 'lead.erased', actor_kind: 'cli', after: { count: 2 } }])
   t.same([...(audit[0].after as { ids: string[] }).ids].sort(), [first, second].sort(), 'the audit names the ids')
