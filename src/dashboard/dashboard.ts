@@ -15,6 +15,7 @@ import { keyFormPages } from './key-form-page.js'
 import { keyLimitPages } from './key-limits.js'
 import { keysPages } from './key-pages.js'
 import { ownsDashboardPath } from './lazy.js'
+import { leadErasePages } from './lead-erase.js'
 import { leadsPages } from './leads.js'
 import type { DashboardDeps, Outcome, Page, PageCtx } from './page.js'
 import { redirect, SECURITY_HEADERS, sendHtml } from './respond.js'
@@ -62,6 +63,7 @@ export const dashboardPages = (deps: DashboardDeps, attempts: Attempts): Page[] 
   ...keyFormPages(deps),
   ...leadsPages(deps),
   ...leadExportPages(deps),
+  ...leadErasePages(deps),
   ...usagePages(deps),
   ...webhooksPages(deps),
   ...teamPages(deps),

@@ -77,6 +77,8 @@ const NOTICES: Record<string, string> = {
   'assigned-mail': 'Your choice of a mail for assigned leads was saved.',
   'lead-saved': "The lead's status and assignee were saved.",
   'note-added': 'The note was added.',
+  'lead-erased': 'The lead was erased, with its data wherever the service kept it.',
+  'leads-erased': 'Every lead from that address was erased, with its data wherever the service kept it.',
   'link-sent': 'If that address has an account here, a sign-in link is on its way to it. It works once, for 24 hours.',
 }
 
@@ -96,6 +98,28 @@ export const shownOnce = (id: string, title: string, secret: string, note: Value
   html`<div class="notice warn" role="alert">
 <strong>${title}</strong> ${note} Copy it now: it is shown this once and never again.
 ${secretBox(id, secret)}</div>`
+
+export interface Confirmation {
+  title: string
+  // What will happen, and that it cannot be undone.
+  body: Value
+  // Where the confirmed form goes (it sends `confirm=yes`), its button, and where Cancel leads.
+  action: string
+  button: string
+  cancel: string
+}
+
+// The confirmation step of a change that cannot be undone: a page of its own, so that it works without script.
+export const confirmStep = (v: Viewer, section: Section, c: Confirmation) =>
+  page(
+    v,
+    section,
+    c.title,
+    html`<h1>${c.title}</h1><div class="card">${c.body}
+<form method="post" action="${c.action}" class="row">${csrfField(v)}
+<input type="hidden" name="confirm" value="yes"><button class="danger">${c.button}</button>
+<a class="button secondary" href="${c.cancel}">Cancel</a></form></div>`
+  )
 
 // What was wrong with the form just sent, above it.
 export const errorBanner = (message: Value) => html`<div class="notice error" role="alert">${message}</div>`

@@ -17,6 +17,7 @@ import { mailIsOn } from '../ops/config.js'
 import { LEAD_STATUSES, type LeadStatus } from '../outbox/lead-fields.js'
 import { html } from './html.js'
 import { exportLink } from './lead-export.js'
+import { eraseCard } from './lead-erase.js'
 import { csrfField, empty, notice, page, when } from './layout.js'
 import { actorOf, type DashboardDeps, type Page, type PageCtx, see } from './page.js'
 import { isUuid } from '../storage/uuid.js'
@@ -84,6 +85,7 @@ async function leadsList(deps: DashboardDeps, ctx: PageCtx) {
     'leads',
     'Leads',
     html`<h1>Leads</h1><p class="lead">What your forms sent through <code>POST /api/v1/leads</code>, newest first.</p>
+${notice(ctx.url.searchParams.get('done'))}
 <form class="card row" method="get" action="/dashboard/leads" role="search">
 <div class="field"><label for="q">Search name, email, company, message</label>
 <input id="q" name="q" value="${f.q}"></div>
@@ -147,7 +149,8 @@ ${exportLink(id)}
 <form class="card" method="post" action="/dashboard/leads/${id}/notes">${csrfField(ctx.user)}
 <div class="field"><label for="note">Add a note</label>
 <textarea id="note" name="text" rows="4" maxlength="${NOTE_MAX}" required></textarea></div>
-<div class="field"><button>Add note</button></div></form>`
+<div class="field"><button>Add note</button></div></form>
+${eraseCard(ctx, id)}`
   )
 }
 
