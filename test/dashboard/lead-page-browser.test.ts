@@ -1,38 +1,28 @@
 import t from 'tap'
-import { needsChromium, openBrowser, signInWithPassword, watchProblems } from '../support/browser.js'
-import { PASSWORD, signinLink } from '../support/dashboard-client.js'
-import { testDatabase } from '../support/database.js'
+import { needsChromium, signedInBrowser } from '../support/browser.js'
 import { eventually } from '../support/eventually.js'
 import { receiver } from '../support/receiver.js'
-import { startTestServer } from '../support/server.js'
 
 // A lead's page driven in a real browser as a person would: the lead shows as unread in the list, its status and
-// assignee change with the form, a note is added; a webhook receiver gets each change as lead.updated.
+// assignee change with the form, a note is added; a webhook receiver gets each change as lead.updated. Then it is
+// erased after its confirmation page, and so is every lead from another address.
 if (needsChromium(t)) await run()
 
 async function run() {
-  const dbEnv = await testDatabase(t)
-  const server = await startTestServer(t, { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { dbEnv })
-  const origin = new URL(server.url).origin
-  const url = (path: string) => `${server.url}${path}`
-  const context = await openBrowser(t)
-  const page = await context.newPage()
-  const problems = watchProblems(page, origin)
+  const { server, page, problems, url } = await signedInBrowser(t, 'owner@example.com')
   const hook = await receiver(t)
-
-  await signInWithPassword(
-    page,
-    await signinLink(dbEnv, { STUDIO_PUBLIC_URL: server.url }, ['--email', 'owner@example.com']),
-    PASSWORD
-  )
   const key = await server.key({ email: 'owner@example.com', keyName: 'site' })
-  const sent = await server.fetch('/api/v1/leads', {
-    method: 'POST',
-    key,
-    json: { name: 'Ada Lovelace', email: 'ada@example.com', service: 'web', message: 'A quote, please' },
-  })
-  if (sent.status !== 201) throw new Error(`POST /leads answered ${sent.status}`)
-  const { id } = (await sent.json()) as { id: string }
+  const send = async (name: string, email: string) => {
+    const sent = await server.fetch('/api/v1/leads', {
+      method: 'POST',
+      key,
+      json: { name, email, service: 'web', message: 'A quote, please' },
+    })
+    if (sent.status !== 201) throw new Error(`POST /leads answered ${sent.status}`)
+    return ((await sent.json()) as { id: string }).id
+  }
+  const id = await send('Ada Lovelace', 'ada@example.com')
+  const stored = async (lead: string) => (await server.fetch(`/api/v1/leads/${lead}`, { key })).status === 200
 
   await t.test('set up: a colleague on the Team page, an endpoint for lead.updated', async (t) => {
     await page.getByRole('link', { name: 'Team' }).click()
@@ -98,6 +88,41 @@ async function run() {
     await page.getByLabel('Assigned to').selectOption('me')
     await page.getByRole('button', { name: 'Filter' }).click()
     t.match(await page.textContent('main'), 'No lead matches', 'it is given to bo, not to me')
+  })
+
+  await t.test('Erase asks first, on a page of its own; Cancel keeps the lead', async (t) => {
+    await page.goto(url(`/dashboard/leads/${id}`))
+    await page.getByRole('button', { name: 'Erase', exact: true }).click()
+    t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Erase the lead from Ada Lovelace?')
+    t.match(await page.textContent('main'), 'This cannot be undone.')
+    await page.getByRole('link', { name: 'Cancel' }).click()
+    await page.waitForURL(url(`/dashboard/leads/${id}`))
+    t.ok(await stored(id), 'nothing erased')
+  })
+
+  await t.test('Erase, confirmed: the list says so and the lead is gone', async (t) => {
+    await page.getByRole('button', { name: 'Erase', exact: true }).click()
+    await page.getByRole('button', { name: 'Erase the lead' }).click()
+    await page.waitForURL(url('/dashboard/leads?done=lead-erased'))
+    t.match(await page.getByRole('status').textContent(), 'The lead was erased')
+    t.notMatch(await page.textContent('main'), 'Ada Lovelace')
+    t.notOk(await stored(id), 'the read API has it no more')
+  })
+
+  await t.test('Erase every lead from this address: each of them, no other', async (t) => {
+    const grace = [await send('Grace Hopper', 'grace@example.com'), await send('G. Hopper', 'Grace@Example.com')]
+    const kept = await send('Alan Turing', 'alan@example.com')
+    await page.goto(url(`/dashboard/leads/${grace[0]}`))
+    await page.getByRole('button', { name: 'Erase every lead from this address' }).click()
+    t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Erase every lead from grace@example.com?')
+    t.match(await page.textContent('main'), 'all 2 of its leads')
+    await page.getByRole('button', { name: 'Erase every lead from this address' }).click()
+    await page.waitForURL(url('/dashboard/leads?done=leads-erased'))
+    t.match(await page.getByRole('status').textContent(), 'Every lead from that address was erased')
+    const list = await page.textContent('main')
+    t.notMatch(list, 'Hopper')
+    t.match(list, 'Alan Turing')
+    t.same([await stored(grace[0]), await stored(grace[1]), await stored(kept)], [false, false, true])
   })
 
   t.test('no console errors, no failed requests', async (t) => t.same(problems, []))

@@ -1,31 +1,16 @@
 import { Webhook } from 'standardwebhooks'
 import t from 'tap'
-import { needsChromium, openBrowser, signInWithPassword, watchProblems } from '../support/browser.js'
-import { PASSWORD, signinLink } from '../support/dashboard-client.js'
-import { testDatabase } from '../support/database.js'
+import { needsChromium, signedInBrowser } from '../support/browser.js'
 import { eventually } from '../support/eventually.js'
 import { receiver } from '../support/receiver.js'
-import { startTestServer } from '../support/server.js'
 
 // The Webhooks section driven in a real browser (Debian's Chromium) as a person would, against a real HTTP receiver:
 // add an endpoint, copy its secret (shown once), send a test event, read the delivery log, resend.
 if (needsChromium(t)) await run()
 
 async function run() {
-  const dbEnv = await testDatabase(t)
-  const server = await startTestServer(t, { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { dbEnv })
-  const origin = new URL(server.url).origin
-  const url = (path: string) => `${server.url}${path}`
+  const { page, problems, url } = await signedInBrowser(t, 'hooks@example.com')
   const hook = await receiver(t, (_, res) => res.end('received, thanks'))
-  const context = await openBrowser(t)
-  const page = await context.newPage()
-  const problems = watchProblems(page, origin)
-
-  await signInWithPassword(
-    page,
-    await signinLink(dbEnv, { STUDIO_PUBLIC_URL: server.url }, ['--email', 'hooks@example.com']),
-    PASSWORD
-  )
 
   let secret = ''
   await t.test('add an endpoint; its secret is shown once', async (t) => {

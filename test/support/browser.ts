@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import type { Test } from 'tap'
+import { PASSWORD, signinLink } from './dashboard-client.js'
+import { testDatabase } from './database.js'
 import { fileNeeds } from './parts.js'
+import { startTestServer } from './server.js'
 import type { Teardown } from './teardown.js'
 
 // Debian's Chromium (apt-get install -y chromium), never a downloaded browser, each context with a fresh profile.
@@ -51,10 +54,24 @@ export function watchProblems(page: Page, origin: string): string[] {
 }
 
 // Signs in with a new user's sign-in link as a person would: choose a password, land on the API keys.
-export async function signInWithPassword(page: Page, link: string, password: string) {
+async function signInWithPassword(page: Page, link: string, password: string) {
   await page.goto(link)
   await page.getByLabel('New password').fill(password)
   await page.getByLabel('Repeat it').fill(password)
   await page.getByRole('button', { name: 'Save and sign in' }).click()
   await page.waitForURL(/\/dashboard\/keys$/)
+}
+
+// The dashboard's browser tests' start: a real server over a database of the file's own (webhooks allowed to this
+// machine's receivers), and Chromium signed in to its dashboard as `email` (a new owner) with PASSWORD, every
+// problem of the page recorded in `problems`. `url` makes a path of the server an address.
+export async function signedInBrowser(t: Test, email: string) {
+  const dbEnv = await testDatabase(t)
+  const server = await startTestServer(t, { STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { dbEnv })
+  const context = await openBrowser(t)
+  const page = await context.newPage()
+  const problems = watchProblems(page, new URL(server.url).origin)
+  const link = await signinLink(dbEnv, { STUDIO_PUBLIC_URL: server.url }, ['--email', email])
+  await signInWithPassword(page, link, PASSWORD)
+  return { dbEnv, server, page, problems, url: (path: string) => `${server.url}${path}` }
 }
