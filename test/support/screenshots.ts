@@ -53,6 +53,9 @@ try {
   await page.goto(`${server.url}/dashboard/leads`)
   await page.click('text=Marie Curie')
   await page.screenshot({ path: 'docs/screenshots/lead.png' })
+  // Only the confirmation page: the lead stays for the pictures after this one.
+  await page.getByRole('button', { name: 'Erase', exact: true }).click()
+  await page.screenshot({ path: 'docs/screenshots/lead-erase.png' })
   await page.emulateMedia({ colorScheme: 'dark' })
   await page.goto(`${server.url}/dashboard/usage`)
   await page.screenshot({ path: 'docs/screenshots/usage-dark.png' })
