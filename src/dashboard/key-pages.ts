@@ -17,7 +17,7 @@ import { keyUsage } from '../quota/key-counts.js'
 import { monthOf } from '../quota/month.js'
 import type { Sql } from '../storage/db.js'
 import { html, type Html } from './html.js'
-import { canManage, csrfField, day, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
+import { canManage, confirmStep, csrfField, day, empty, notice, page, shownOnce, when, type Viewer } from './layout.js'
 import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 
 const EXPIRIES: [string, string][] = [
@@ -254,16 +254,14 @@ export function keysPages(deps: DashboardDeps): Page[] {
 
 // The confirmation step, a page of its own so that it works without script.
 const confirmRevoke = (v: Viewer, k: KeyListing) =>
-  page(
-    v,
-    'keys',
-    'Revoke a key',
-    html`<h1>Revoke key <code>${k.prefix}</code>?</h1><div class="card">
-<p>“${k.name ?? 'unnamed'}” stops working within a second, everywhere. This cannot be undone.</p>
-<form method="post" action="/dashboard/keys/${k.prefix}/revoke" class="row">${csrfField(v)}
-<input type="hidden" name="confirm" value="yes"><button class="danger">Revoke the key</button>
-<a class="button secondary" href="/dashboard/keys">Cancel</a></form></div>`
-  )
+  confirmStep(v, 'keys', {
+    title: 'Revoke a key',
+    heading: html`Revoke key <code>${k.prefix}</code>?`,
+    body: html`<p>“${k.name ?? 'unnamed'}” stops working within a second, everywhere. This cannot be undone.</p>`,
+    action: `/dashboard/keys/${k.prefix}/revoke`,
+    button: 'Revoke the key',
+    cancel: '/dashboard/keys',
+  })
 
 // Rotating asks first, on a page of its own (so without script too): how long the old key keeps working, preselected
 // as `keys rotate` does.

@@ -101,6 +101,8 @@ ${secretBox(id, secret)}</div>`
 
 export interface Confirmation {
   title: string
+  // The page's heading, when it says more than its title.
+  heading?: Value
   // What will happen, and that it cannot be undone.
   body: Value
   // Where the confirmed form goes (it sends `confirm=yes`), its button, and where Cancel leads.
@@ -115,7 +117,7 @@ export const confirmStep = (v: Viewer, section: Section, c: Confirmation) =>
     v,
     section,
     c.title,
-    html`<h1>${c.title}</h1><div class="card">${c.body}
+    html`<h1>${c.heading ?? c.title}</h1><div class="card">${c.body}
 <form method="post" action="${c.action}" class="row">${csrfField(v)}
 <input type="hidden" name="confirm" value="yes"><button class="danger">${c.button}</button>
 <a class="button secondary" href="${c.cancel}">Cancel</a></form></div>`

@@ -14,7 +14,7 @@ import { resend, sendTest } from '../events/manual.js'
 import { ApiError } from '../http/errors.js'
 import { mailIsOn } from '../ops/config.js'
 import { html, type Html } from './html.js'
-import { csrfField, errorBanner, notice, page, shownOnce, when } from './layout.js'
+import { confirmStep, errorBanner, notice, page, shownOnce, when } from './layout.js'
 import { mailLogCard } from './mail-log.js'
 import { actorOf, see, type DashboardDeps, type Page, type PageCtx } from './page.js'
 import { type AddValues, addForm, deliveryLog, endpointCard, endpointsTable, NO_VALUES } from './webhook-views.js'
@@ -156,14 +156,12 @@ export function webhooksPages(deps: DashboardDeps): Page[] {
 
 // The confirmation step, a page of its own so that it works without script.
 const confirmDelete = (ctx: PageCtx, e: Endpoint) =>
-  page(
-    ctx.user,
-    'webhooks',
-    'Delete an endpoint',
-    html`<h1>Delete this endpoint?</h1><div class="card">
-<p><code>${e.url}</code> receives nothing more; its pending deliveries and its delivery log are deleted. This cannot
-be undone.</p>
-<form method="post" action="/dashboard/webhooks/${e.id}/delete" class="row">${csrfField(ctx.user)}
-<input type="hidden" name="confirm" value="yes"><button class="danger">Delete the endpoint</button>
-<a class="button secondary" href="/dashboard/webhooks/${e.id}">Cancel</a></form></div>`
-  )
+  confirmStep(ctx.user, 'webhooks', {
+    title: 'Delete an endpoint',
+    heading: 'Delete this endpoint?',
+    body: html`<p><code>${e.url}</code> receives nothing more; its pending deliveries and its delivery log are deleted.
+This cannot be undone.</p>`,
+    action: `/dashboard/webhooks/${e.id}/delete`,
+    button: 'Delete the endpoint',
+    cancel: `/dashboard/webhooks/${e.id}`,
+  })
