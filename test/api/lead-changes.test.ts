@@ -1,6 +1,7 @@
 import t from 'tap'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import { eventually } from '../support/eventually.js'
+import { leadPoster } from '../support/lead-places.js'
 import { receiver } from '../support/receiver.js'
 import { startTestServer } from '../support/server.js'
 
@@ -16,14 +17,7 @@ await sql`insert into users (account_id, email, role) values (${accountId}, 'Bo@
 const hook = await receiver(t)
 await addEndpoint(sql, { accountId, url: hook.url, events: ['lead.updated'] }, true)
 
-const newLead = async () => {
-  const r = await s.fetch('/api/v1/leads', {
-    method: 'POST',
-    key,
-    json: { name: 'Ada', email: 'ada@example.com', service: 'web', message: 'Hello' },
-  })
-  return ((await r.json()) as { id: string }).id
-}
+const newLead = () => leadPoster(s, key)({ name: 'Ada', email: 'ada@example.com', message: 'Hello' })
 const patch = async (id: string, json: unknown, k = key) => {
   const r = await s.fetch(`/api/v1/leads/${id}`, { method: 'PATCH', key: k, json })
   return { status: r.status, body: (await r.json()) as any }

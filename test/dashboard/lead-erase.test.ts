@@ -2,6 +2,7 @@ import t from 'tap'
 import { inviteMember } from '../../src/accounts/team.js'
 import { type Browser, signInWithLink, signinLink } from '../support/dashboard-client.js'
 import { testDatabase } from '../support/database.js'
+import { leadPoster } from '../support/lead-places.js'
 import { startTestServer } from '../support/server.js'
 
 // The lead page's erasure (issue 47): "Erase" and "Erase every lead from this address", each asking first on a page
@@ -19,15 +20,7 @@ const [{ accountId }] = await sql<{ accountId: string }[]>`
 await inviteMember(sql, accountId, 'member@example.com', 'member')
 const member = await signInWithLink(server.url, await signinLink(dbEnv, env, ['--email', 'member@example.com']))
 
-const post = async (email: string, name = 'Wil Quarren') => {
-  const r = await server.fetch('/api/v1/leads', {
-    method: 'POST',
-    key,
-    json: { name, email, service: 'web', message: 'Call me' },
-  })
-  if (r.status !== 201) throw new Error(`POST /leads: ${r.status}`)
-  return ((await r.json()) as { id: string }).id
-}
+const post = (email: string) => leadPoster(server, key)({ name: 'Wil Quarren', email, message: 'Call me' })
 const exists = async (id: string) => (await server.fetch(`/api/v1/leads/${id}`, { key })).status === 200
 const ERASE = '<button class="danger">Erase</button>'
 const submit = (b: Browser, id: string, path: string, form: Record<string, string> = {}) =>

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { needsChromium, signedInBrowser } from '../support/browser.js'
 import { eventually } from '../support/eventually.js'
+import { leadPoster } from '../support/lead-places.js'
 import { receiver } from '../support/receiver.js'
 
 // A lead's page driven in a real browser as a person would: the lead shows as unread in the list, its status and
@@ -12,15 +13,7 @@ async function run() {
   const { server, page, problems, url } = await signedInBrowser(t, 'owner@example.com')
   const hook = await receiver(t)
   const key = await server.key({ email: 'owner@example.com', keyName: 'site' })
-  const send = async (name: string, email: string) => {
-    const sent = await server.fetch('/api/v1/leads', {
-      method: 'POST',
-      key,
-      json: { name, email, service: 'web', message: 'A quote, please' },
-    })
-    if (sent.status !== 201) throw new Error(`POST /leads answered ${sent.status}`)
-    return ((await sent.json()) as { id: string }).id
-  }
+  const send = (name: string, email: string) => leadPoster(server, key)({ name, email, message: 'A quote, please' })
   const id = await send('Ada Lovelace', 'ada@example.com')
   const stored = async (lead: string) => (await server.fetch(`/api/v1/leads/${lead}`, { key })).status === 200
 

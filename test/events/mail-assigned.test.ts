@@ -4,6 +4,7 @@ import { inviteMember } from '../../src/accounts/team.js'
 import { addEndpoint } from '../../src/events/endpoints.js'
 import { Browser, PASSWORD, signinLink } from '../support/dashboard-client.js'
 import { eventually } from '../support/eventually.js'
+import { leadPoster } from '../support/lead-places.js'
 import { receiver } from '../support/receiver.js'
 import { startTestServer } from '../support/server.js'
 import { smtpServer } from '../support/smtp.js'
@@ -37,14 +38,7 @@ await setAssignedMailChoice(sql, await inviteMember(sql, accountId, CY, 'member'
 const hook = await receiver(t)
 await addEndpoint(sql, { accountId, url: hook.url, events: ['lead.updated'] }, true)
 
-const newLead = async () => {
-  const r = await s.fetch('/api/v1/leads', {
-    method: 'POST',
-    key,
-    json: { name: 'Ada Lovelace', email: 'ada@example.org', service: 'web', message: 'A quote, please' },
-  })
-  return ((await r.json()) as { id: string }).id
-}
+const newLead = () => leadPoster(s, key)({ name: 'Ada Lovelace', email: 'ada@example.org', message: 'A quote, please' })
 const patch = async (id: string, json: unknown) => {
   const r = await s.fetch(`/api/v1/leads/${id}`, { method: 'PATCH', key, json })
   if (r.status !== 200) throw new Error(`PATCH: ${r.status}`)
@@ -144,12 +138,7 @@ t.test('mail off: an assignment writes no mail', async (t) => {
   const [{ account_id }] = await off.db.sql<{ account_id: string }[]>`
     select account_id from api_keys where prefix = ${k.split('_')[1]}`
   await inviteMember(off.db.sql, account_id, BO, 'member')
-  const r = await off.fetch('/api/v1/leads', {
-    method: 'POST',
-    key: k,
-    json: { name: 'Ada', email: 'ada@example.org', service: 'web', message: 'Hi' },
-  })
-  const { id } = (await r.json()) as { id: string }
+  const id = await leadPoster(off, k)({ name: 'Ada', email: 'ada@example.org', message: 'Hi' })
   t.equal((await off.fetch(`/api/v1/leads/${id}`, { method: 'PATCH', key: k, json: { assignee: BO } })).status, 200)
   const [{ count }] = await off.db.sql<{ count: number }[]>`select count(*)::int as count from mail_deliveries`
   t.equal(count, 0)
