@@ -42,7 +42,9 @@ async function walkThrough(t: Test, env: Record<string, string>) {
 // Every start parses and evaluates dist/studio.mjs (the entry and the CLI) and the chunks it imports statically,
 // whole (the rest are chunks loaded when used: PGlite, mail, tracing, undici, the dashboard's pages). The root of undici (fetch, WebSocket, caches, mocks) put it at 808 KiB and the cold start at 3.2x bare
 // node's; its Agent alone was half of what a start loaded, so only the first upstream call or delivery loads it, and
-// CLI commands never do.
+// CLI commands never do. The cap guards against that kind of step, not against features: the migrations' SQL and
+// each feature's commands and domain code grow it a little (398 KiB before budgets, TPM, autoreplies, retention and
+// assignee mail; 435 after).
 t.test('what every start loads is small: no undici, no dashboard', async (t) => {
   const dist = dirname(bin)
   // The bundle and every chunk it imports statically, directly or through another.
@@ -56,7 +58,7 @@ t.test('what every start loads is small: no undici, no dashboard', async (t) => 
   }
   t.ok(loaded.length > 1, `the bundle imports chunks by the pattern this test reads: ${loaded.join(', ')}`)
   const size = loaded.reduce((sum, file) => sum + statSync(join(dist, file)).size, 0)
-  t.ok(size < 400 * 1024, `a start loads ${Math.round(size / 1024)} KiB of JavaScript, under 400 KiB`)
+  t.ok(size < 480 * 1024, `a start loads ${Math.round(size / 1024)} KiB of JavaScript, under 480 KiB`)
 })
 
 t.test('the bundle alone, embedded database', async (t) => {
