@@ -30,6 +30,12 @@ try {
   await page.goto(`${server.url}/dashboard/keys`)
   await assistant.getByRole('link', { name: 'Rotate' }).click()
   await page.screenshot({ path: 'docs/screenshots/key-rotate.png' })
+  await page.goto(`${server.url}/dashboard/keys`)
+  await page
+    .locator('tr', { hasText: 'contact form on the marketing site' })
+    .getByRole('link', { name: /^Form/ })
+    .click()
+  await page.screenshot({ path: 'docs/screenshots/key-form.png', fullPage: true })
   for (const section of ['leads', 'usage', 'team', 'audit', 'account']) {
     await page.goto(`${server.url}/dashboard/${section}`)
     await page.screenshot({ path: `docs/screenshots/${section}.png` })
