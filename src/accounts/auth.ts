@@ -140,7 +140,9 @@ export function createKeyStore(
   const keyListeners: ((prefixes: string[]) => void)[] = []
   let polling: Promise<void> | null = null
 
-  async function load(prefix: string): Promise<CachedKey | null> {
+  // A miss is remembered (null) only for a key whose checksum held (`authenticate`): a form's prefix has none, so
+  // remembering misses there would let anyone fill the cache with made-up prefixes and clear it.
+  async function load(prefix: string, { rememberMiss = true } = {}): Promise<CachedKey | null> {
     const [row] = await sql<KeyRow[]>`
       select k.prefix, k.secret_sha256, k.account_id, k.user_id, k.scopes, k.origins, k.rate_limit,
              k.monthly_completions, k.models, k.counts_as, k.tokens_per_minute, k.form, k.thank_you_url, k.captcha_provider,
@@ -149,6 +151,7 @@ export function createKeyStore(
              a.updated_at as account_updated_at, k.expires_at, k.revoked_at, k.updated_at
       from api_keys k join accounts a on a.id = k.account_id where k.prefix = ${prefix}`
     const entry = row ? toCached(row) : null
+    if (!entry && !rememberMiss) return null
     if (cache.size >= MAX_CACHED) cache.clear()
     cache.set(prefix, entry)
     return entry
@@ -243,7 +246,7 @@ export function createKeyStore(
     },
     formKey(prefix) {
       const entry = cache.get(prefix)
-      return entry === undefined ? load(prefix).then(openForm) : openForm(entry)
+      return entry === undefined ? load(prefix, { rememberMiss: false }).then(openForm) : openForm(entry)
     },
     onAccountChange: (fn) => void accountListeners.push(fn),
     onKeysChange: (fn) => void keyListeners.push(fn),
