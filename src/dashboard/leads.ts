@@ -135,7 +135,7 @@ ${LEAD_STATUSES.map((s) => option(s, s, lead.status))}</select></div>
 ${option('', 'Nobody', lead.assignee ?? '')}${members.map((m) => option(m.email, m.name ? `${m.name} (${m.email})` : m.email, lead.assignee ?? ''))}
 </select></div><div class="field"><button>Save</button></div></form>
 <div class="card"><dl class="fields">${fields}</dl></div>${extraFields(lead.fields)}
-${exportLink(id)}
+${exportLink(ctx, id)}
 <h2>Notes</h2>${
       notes.length
         ? html`<ol class="notes">${notes.map(

@@ -144,6 +144,13 @@ t.test("the lead page's export downloads the same document", async (t) => {
     await signinLink(s.dbEnv, { STUDIO_PUBLIC_URL: s.url }, ['--email', 'stranger@example.com'])
   )
   t.equal((await outsider.get(`/dashboard/leads/${first}/export`)).status, 404, 'a user of another account')
+  // The export holds the leads' delivery and mail logs, which a member of the account may not read.
+  const member = await signInWithLink(
+    s.url,
+    await signinLink(s.dbEnv, { STUDIO_PUBLIC_URL: s.url }, ['--email', 'reader@example.com'])
+  )
+  t.notMatch((await member.get(`/dashboard/leads/${first}`)).text, '/export"', 'a member sees no export link')
+  t.equal((await member.get(`/dashboard/leads/${first}/export`)).status, 403, 'a member may not export')
   const anonymous = await fetch(`${s.url}/dashboard/leads/${first}/export`, { redirect: 'manual' })
   t.not(anonymous.status, 200, 'no session, no data')
   t.notOk((await anonymous.text()).includes('boathouse'))
