@@ -80,8 +80,9 @@ const PLACEHOLDER = /\{\{\s*([^{}\s]{1,64})\s*\}\}/g
 // The lead's value a placeholder names: a field of the lead, utm_source/utm_medium/utm_campaign, or an extra
 // field; anything else, nothing.
 const NAMED = new Set(['name', 'email', 'service', 'message', 'phone', 'company', 'budget', 'locale', 'source'])
+const UTM = new Set(['utm_source', 'utm_medium', 'utm_campaign'])
 function placeholderValue(lead: Lead, name: string): string {
-  if (name.startsWith('utm_')) return lead.utm?.[name.slice(4) as 'source' | 'medium' | 'campaign'] ?? ''
+  if (UTM.has(name)) return lead.utm?.[name.slice(4) as 'source' | 'medium' | 'campaign'] ?? ''
   if (NAMED.has(name)) return (lead[name as keyof Lead] as string | undefined) ?? ''
   return (lead.fields && Object.hasOwn(lead.fields, name) ? lead.fields[name] : '') ?? ''
 }
