@@ -180,12 +180,26 @@ export function upperBound(prices: Prices, models: string[], call: CallBody): Bo
   return { micros }
 }
 
-// A call's tokens at most, as the budget's bound reckons them: its input bounded by its body's UTF-8 bytes as JSON,
-// and its max_tokens (not a number: the call cannot be bounded).
+// What one image may cost in input tokens, at most: an image given by URL is a few bytes of JSON but is counted by
+// its pixels upstream (Anthropic about 1,600 at most, OpenAI's models up to about 2,500; docs/spend.md).
+export const IMAGE_TOKENS_MAX = 5_000
+const IMAGE_PARTS = new Set(['image', 'image_url', 'input_image'])
+
+// The image parts of a body, at any depth (messages, tool results).
+function imagesIn(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + imagesIn(v), 0)
+  if (value === null || typeof value !== 'object') return 0
+  const own = IMAGE_PARTS.has((value as { type?: unknown }).type as string) ? 1 : 0
+  return Object.values(value).reduce((n: number, v) => n + imagesIn(v), own)
+}
+
+// A call's tokens at most, as the budget's bound reckons them: its input bounded by its body's UTF-8 bytes as JSON
+// plus IMAGE_TOKENS_MAX per image, and its max_tokens (not a number: the call cannot be bounded).
 function tokensOf(call: CallBody): { input: number; output: unknown } {
   const body = 'bodies' in call ? (Object.values(call.bodies)[0] ?? {}) : call
   const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown }
-  return { input: Buffer.byteLength(JSON.stringify(body)), output: b.max_tokens ?? b.max_completion_tokens }
+  const input = Buffer.byteLength(JSON.stringify(body)) + imagesIn(body) * IMAGE_TOKENS_MAX
+  return { input, output: b.max_tokens ?? b.max_completion_tokens }
 }
 
 // The most tokens a call can use (input plus output), reckoned as `upperBound` does; null without max_tokens.

@@ -70,6 +70,27 @@ t.test('a call that does not fit is refused before the upstream; one that fits s
   t.equal((await post(a.url, key)).status, 200)
 })
 
+// An image by URL is a few bytes of JSON but thousands of tokens upstream: the bound counts it at its most
+// (IMAGE_TOKENS_MAX), so a budget that two text calls' bounds fit refuses one call with an image.
+t.test('an image by URL counts at its most in the bound', async (t) => {
+  const { upstream, a } = await server(t)
+  const { key } = await budgeted(a, usd(2 * BOUND))
+  const image = { type: 'image', source: { type: 'url', url: 'https://images.example/cat.png' } }
+  const withImage = {
+    model: 'primary',
+    max_tokens: 1000,
+    messages: [{ role: 'user', content: [image, { type: 'text', text: 'hi' }] }],
+  }
+  const r = await fetch(`${a.url}/api/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify(withImage),
+  })
+  t.equal(r.status, 429, 'its bound does not fit')
+  t.equal(upstream.seen.length, 0, 'the upstream was not called')
+  t.equal((await post(a.url, key)).status, 200, 'a text call fits')
+})
+
 t.test('a call under way holds its upper bound, shown as reserved', async (t) => {
   const { a } = await server(t, 400)
   const { key } = await budgeted(a, '100.00')
