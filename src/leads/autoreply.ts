@@ -5,7 +5,8 @@ import type { MailMessage } from '../outbox/mail.js'
 
 // The autoresponder's mail to the person who wrote, queued in the lead's transaction (create.ts), for a lead that is
 // not spam, of a key that has one. Never an open relay: a lead whose CAPTCHA could not be checked gets none, an address
-// gets at most one per account in 24 hours, a key sends at most `dailyLimit` a day (UTC). A mail not sent is a
+// gets at most one per account in 24 hours, a key sends at most `dailyLimit` a day (UTC), counted over its line of
+// rotations (the newest key and the keys counting as it), so that rotating starts no fresh day. A mail not sent is a
 // 'skipped' row saying why, so that the mail log shows it; both carry the lead's event, so erasure finds them.
 
 export interface AutoreplyOptions {
@@ -49,7 +50,11 @@ async function limited(tx: postgres.ISql, o: AutoreplyOptions, q: Queued): Promi
                and lower(recipient) = lower(${q.lead.email}) and created_at > now() - interval '24 hours'
            ) as recent,
            (select count(*)::int from mail_deliveries
-            where key_prefix = ${q.prefix} and kind = 'autoreply' and state <> 'skipped'
+            where key_prefix in (
+                    select k.prefix from api_keys k join api_keys me on me.prefix = ${q.prefix}
+                    where k.prefix = coalesce(me.counts_as, me.prefix) or k.counts_as = coalesce(me.counts_as, me.prefix)
+                  )
+              and kind = 'autoreply' and state <> 'skipped'
               and created_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC') as today`
   if (row.recent) return 'recent'
   return row.today >= o.dailyLimit ? 'daily_limit' : null

@@ -4,7 +4,7 @@ import t from 'tap'
 import { setKeyAutoreply } from '../../src/accounts/key-autoreply.js'
 import { setKeyCaptcha } from '../../src/accounts/key-captcha.js'
 import { setKeyForm } from '../../src/accounts/key-form.js'
-import { createKey } from '../../src/accounts/key-lifecycle.js'
+import { createKey, rotateKey } from '../../src/accounts/key-lifecycle.js'
 import { escapeHtml } from '../../src/dashboard/html.js'
 import { mailLogCard } from '../../src/dashboard/mail-log.js'
 import { mailLog } from '../../src/events/mail-deliveries.js'
@@ -181,6 +181,21 @@ t.test('the daily limit holds: the third address of the day gets none, and the l
   const email = address()
   t.equal((await post(other.prefix, { ...FORM, email })).status, 201)
   await eventually(() => smtp.to(email).length === 1, { what: 'the other key’s autoreply' })
+})
+
+t.test('a rotated key and its successor share one day: rotating starts no fresh limit', async (t) => {
+  const k = await leadKey()
+  const rotated = await rotateKey(sql, { prefix: k.prefix, graceSeconds: 3600, actor: cli })
+  if (!rotated) throw new Error('not rotated')
+  issuedKeys.push(rotated.key)
+  const to = [address(), address(), address()]
+  t.equal((await post(k.prefix, { ...FORM, email: to[0] })).status, 201, 'through the old key, in its grace')
+  t.equal((await post(rotated.prefix, { ...FORM, email: to[1] })).status, 201, 'through the new one')
+  t.equal((await post(k.prefix, { ...FORM, email: to[2] })).status, 201)
+  await eventually(() => smtp.to(to[0]).length + smtp.to(to[1]).length === 2, { what: 'two autoreplies' })
+  const rows = [...(await autoreplies(k.prefix)), ...(await autoreplies(rotated.prefix))]
+  t.same(rows.find((r) => r.recipient === to[2])?.skipped, 'daily_limit', 'the third of the line is skipped')
+  t.same(smtp.to(to[2]), [])
 })
 
 t.test('turned off, a key sends none; erasing a lead blanks its autoreply', async (t) => {
