@@ -182,7 +182,7 @@ export function upperBound(prices: Prices, models: string[], call: CallBody): Bo
 
 // What one image may cost in input tokens, at most: an image given by URL is a few bytes of JSON but is counted by
 // its pixels upstream (Anthropic about 1,600 at most, OpenAI's models up to about 2,500; docs/spend.md).
-export const IMAGE_TOKENS_MAX = 5_000
+const IMAGE_TOKENS_MAX = 5_000
 const IMAGE_PARTS = new Set(['image', 'image_url', 'input_image'])
 
 // The image parts of a body, at any depth (messages, tool results).
