@@ -31,7 +31,8 @@ create table key_budget_holds (
 -- transaction under the account's account_spend row lock (every key of an account takes it first, so the two budgets
 -- are never read apart from their holds). In order, each call is granted when it fits every budget that is set, and
 -- then holds its p_micros in each; a call refused gets `which` ('account' or 'key'), the budget that refused it, with
--- that budget's figures. No budget at all: nothing is held, budget null. One row per call, `ord` its place.
+-- that budget's figures; a live process's refusal is that budget exhausted (studio_budget_alert,
+-- studio_key_budget_alert). No budget at all: nothing is held, budget null. One row per call, `ord` its place.
 create function studio_budget_reserve_keys(
   p_account uuid, p_key text, p_month date, p_process uuid, p_micros bigint[], p_mail boolean default false
 )
@@ -50,6 +51,7 @@ declare
   a_total bigint := 0;
   k_total bigint := 0;
   refused_account boolean := false;
+  refused_key boolean := false;
   m bigint;
 begin
   select a.budget_micros into account_budget from accounts a where a.id = p_account;
@@ -90,6 +92,7 @@ begin
       refused_account := refused_account or alive;
     elsif key_budget is not null and k_spent + k_reserved + m > key_budget then
       granted := false; which := 'key'; budget := key_budget; spent := k_spent; reserved := k_reserved;
+      refused_key := refused_key or alive;
     end if;
     if granted then
       if account_budget is not null then
@@ -109,11 +112,14 @@ begin
     insert into key_budget_holds as h (prefix, month, process_id, micros) values (line, p_month, p_process, k_total)
       on conflict (prefix, month, process_id) do update set micros = h.micros + excluded.micros;
   end if;
+  if p_mail and (refused_account or refused_key) then
+    perform set_config('studio.mail', 'on', true);
+  end if;
   if refused_account then
-    if p_mail then
-      perform set_config('studio.mail', 'on', true);
-    end if;
     perform studio_budget_alert(p_account, p_month, 'budget.exhausted', account_budget, a_spent);
+  end if;
+  if refused_key then
+    perform studio_key_budget_alert(line, p_month, 'budget.exhausted', key_budget, k_spent);
   end if;
 end
 $$;
@@ -135,27 +141,38 @@ $$;
 -- message.
 select studio_widen_mail_check('mail_deliveries_kind_check', 'budget');
 
-create or replace function studio_budget_alert(p_account uuid, p_month date, p_type text, p_budget bigint, p_spent bigint)
+-- The event and the owners' mail of a budget's alert, the account's (p_key null) or a key line's (p_key its prefix,
+-- in the event's data as key_prefix; the account's data has none, as before).
+create function studio_budget_notify(
+  p_account uuid, p_month date, p_type text, p_budget bigint, p_spent bigint, p_key text
+)
 returns void
 language plpgsql as $$
 declare
   budget_usd text := ((p_budget / 1000000.0)::numeric(20, 6))::text;
   spent_usd text := ((p_spent / 1000000.0)::numeric(20, 6))::text;
   month_name text := to_char(p_month, 'YYYY-MM');
+  data jsonb := jsonb_build_object('month', month_name, 'budget', budget_usd, 'spent', spent_usd);
   subject text;
   body text;
 begin
-  insert into budget_alerts (account_id, month, type, budget_micros) values (p_account, p_month, p_type, p_budget)
-    on conflict do nothing;
-  if not found then
-    return;
+  if p_key is not null then
+    data := data || jsonb_build_object('key_prefix', p_key);
   end if;
-  perform studio_events_record(p_account, p_type, jsonb_build_object(
-    'month', month_name, 'budget', budget_usd, 'spent', spent_usd));
+  perform studio_events_record(p_account, p_type, data);
   if coalesce(current_setting('studio.mail', true), '') <> 'on' then
     return;
   end if;
-  if p_type = 'budget.warning' then
+  if p_key is not null and p_type = 'budget.warning' then
+    subject := 'The key ' || p_key || ' has spent 80% of its monthly budget';
+    body := 'The key ' || p_key || ' has spent ' || spent_usd || ' USD of its monthly budget of ' || budget_usd
+      || ' USD in ' || month_name || '. Its calls that do not fit what is left will be refused until the month ends.';
+  elsif p_key is not null then
+    subject := 'The monthly budget of the key ' || p_key || ' is used up';
+    body := 'The key ' || p_key || ' has used up its monthly budget of ' || budget_usd || ' USD in ' || month_name
+      || ' (spent: ' || spent_usd || ' USD). Its calls that do not fit it are refused until the month ends; the '
+      || 'budget can be raised on the key''s Limits page of the dashboard.';
+  elsif p_type = 'budget.warning' then
     subject := 'Your account has spent 80% of its monthly budget';
     body := 'Your account has spent ' || spent_usd || ' USD of its monthly budget of ' || budget_usd || ' USD in '
       || month_name || '. Calls that do not fit what is left will be refused until the month ends.';
@@ -165,7 +182,7 @@ begin
       || spent_usd || ' USD). Calls that do not fit it are refused until the month ends; an owner can raise the '
       || 'budget on the Account page of the dashboard.';
   end if;
-  -- The text has only numbers and fixed words: nothing to escape in its HTML.
+  -- The text has only numbers, a key's prefix (base62) and fixed words: nothing to escape in its HTML.
   insert into mail_deliveries (account_id, user_id, kind, recipient, message, next_at, created_at)
     select p_account, u.id, 'budget', u.email,
       jsonb_build_object('subject', subject, 'text', body, 'html', '<p>' || body || '</p>'),
@@ -176,3 +193,78 @@ begin
   end if;
 end
 $$;
+
+create or replace function studio_budget_alert(p_account uuid, p_month date, p_type text, p_budget bigint, p_spent bigint)
+returns void
+language plpgsql as $$
+begin
+  insert into budget_alerts (account_id, month, type, budget_micros) values (p_account, p_month, p_type, p_budget)
+    on conflict do nothing;
+  if found then
+    perform studio_budget_notify(p_account, p_month, p_type, p_budget, p_spent, null);
+  end if;
+end
+$$;
+
+-- A key line's budget raises the same events as an account's, each at most once per line (its newest prefix),
+-- month and budget.
+create table key_budget_alerts (
+  prefix text not null references api_keys(prefix) on delete cascade,
+  month date not null,
+  type text not null,
+  budget_micros bigint not null,
+  primary key (prefix, month, type, budget_micros)
+);
+
+create function studio_key_budget_alert(p_line text, p_month date, p_type text, p_budget bigint, p_spent bigint)
+returns void
+language plpgsql as $$
+declare
+  account uuid;
+begin
+  insert into key_budget_alerts (prefix, month, type, budget_micros) values (p_line, p_month, p_type, p_budget)
+    on conflict do nothing;
+  if found then
+    select k.account_id into account from api_keys k where k.prefix = p_line;
+    perform studio_budget_notify(account, p_month, p_type, p_budget, p_spent, p_line);
+  end if;
+end
+$$;
+
+-- A spend of a key that takes its line's month to 80% or 100% of the line's budget. The line's total is read after
+-- the statement (a batch may add to two keys of one line, so a row's own "before" could skip the line), and
+-- key_budget_alerts keeps each alert once; writers of key_spend hold the account's account_spend row
+-- (record-writer.ts), so two batches never read the line's total apart.
+create function studio_key_budget_crossed()
+returns trigger
+language plpgsql as $$
+declare
+  l text;
+  b bigint;
+  total bigint;
+  alert record;
+  was bigint := case when tg_op = 'UPDATE' then old.spent_micros else 0 end;
+begin
+  if new.spent_micros <= was then
+    return null;
+  end if;
+  select coalesce(k.counts_as, k.prefix) into l from api_keys k where k.prefix = new.prefix;
+  select k.budget_micros into b from api_keys k where k.prefix = l;
+  if b is null or b = 0 then
+    return null;
+  end if;
+  select coalesce(sum(s.spent_micros), 0) into total
+    from key_spend s join api_keys k on k.prefix = s.prefix
+    where (k.prefix = l or k.counts_as = l) and s.month = new.month;
+  for alert in
+    select * from (values ('budget.warning', ceil(b * 0.8)::bigint), ('budget.exhausted', b)) as a(type, at)
+    where total >= a.at
+  loop
+    perform studio_key_budget_alert(l, new.month, alert.type, b, total);
+  end loop;
+  return null;
+end
+$$;
+
+create trigger key_spend_budget_crossed after insert or update of spent_micros on key_spend
+  for each row execute function studio_key_budget_crossed();

@@ -10,6 +10,8 @@ import { startTestServer } from '../support/server.js'
 import { smtpServer } from '../support/smtp.js'
 import { inviteMember } from '../../src/accounts/team.js'
 import { BOUND, body, COST, usage, usd } from '../support/budget-call.js'
+import { receiver } from '../support/receiver.js'
+import { addEndpoint } from '../../src/events/endpoints.js'
 
 // A key's own monthly budget (`studio keys limit PREFIX --budget`), beside its account's: one reservation holds a
 // call's bound against both (sql/047), the budget that refuses a call is named, two processes never spend more than
@@ -198,7 +200,8 @@ t.test('kill -9 with calls in flight: spent + reserved equals what the answered 
   t.equal(await accountTotal(), delivered * COST)
 })
 
-t.test("budget.warning and budget.exhausted mail the account's owners, once each", async (t) => {
+// A server that sends mail and webhooks (to private addresses: the test's receivers), and an owner's key.
+async function mailing(t: Test) {
   const smtp = await smtpServer(t)
   const upstream = await fakeUpstream(t, json(200, anthropicMessage({ usage })))
   const env = {
@@ -206,11 +209,17 @@ t.test("budget.warning and budget.exhausted mail the account's owners, once each
     ANTHROPIC_BASE_URL: upstream.url,
     STUDIO_SMTP_URL: smtp.url,
     STUDIO_MAIL_FROM: 'Studio <studio@example.com>',
+    STUDIO_WEBHOOKS_ALLOW_PRIVATE: 'true',
   }
   const a = await startTestServer(t, env, { dbEnv, webhooks: { pollMs: 20 } })
   const { key, address } = await enterpriseKey(a)
   const [{ account_id: accountId }] = await a.db.sql<{ account_id: string }[]>`
     select account_id from users where email = ${address}`
+  return { smtp, a, key, address, accountId }
+}
+
+t.test("budget.warning and budget.exhausted mail the account's owners, once each", async (t) => {
+  const { smtp, a, key, address, accountId } = await mailing(t)
   await inviteMember(a.db.sql, accountId, `admin-${address}`, 'admin')
   // As budget.test.ts: the 5th answer crosses 80%, the 6th call is refused (the budget exhausted).
   t.equal((await cli(['budget', 'set', '--email', address, usd(5 * BOUND)])).code, 0)
@@ -240,4 +249,41 @@ t.test("budget.warning and budget.exhausted mail the account's owners, once each
   const [{ n }] = await a.db.sql<{ n: number }[]>`
     select count(*)::int as n from mail_deliveries where account_id = ${accountId} and kind = 'budget'`
   t.equal(n, 2, 'each once this month')
+})
+
+t.test("a key's budget raises budget.warning and budget.exhausted once each, with its prefix, and mails", async (t) => {
+  const { smtp, a, key, address, accountId } = await mailing(t)
+  const prefix = prefixOf(key)
+  const r = await receiver(t)
+  await addEndpoint(a.db.sql, { accountId, url: r.url, events: ['budget.warning', 'budget.exhausted'] }, true)
+  // As the account's: the 5th answer crosses 80% of the key's budget, the 6th call is refused by it.
+  await keyBudget(key, usd(5 * BOUND))
+  const statuses: number[] = []
+  for (let i = 0; i < 7; i++) {
+    statuses.push((await post(a.url, key)).status)
+    await eventually(async () => (await keySpent(a, key)) === Math.min(i + 1, 5) * COST || undefined, {
+      what: 'the cost settled',
+    })
+  }
+  t.same(statuses, [200, 200, 200, 200, 200, 429, 429])
+  await eventually(() => r.got.length >= 2, { what: 'both events delivered' })
+  const month = new Date().toISOString().slice(0, 7)
+  const data = { month, budget: usd(5 * BOUND), spent: usd(5 * COST), key_prefix: prefix }
+  t.match(
+    r.got.map((got) => JSON.parse(got.body)),
+    [
+      { type: 'budget.warning', data },
+      { type: 'budget.exhausted', data },
+    ]
+  )
+  const [{ n }] = await a.db.sql<{ n: number }[]>`
+    select count(*)::int as n from events where account_id = ${accountId} and type like 'budget.%'`
+  t.equal(n, 2, 'each once this month')
+  await eventually(() => smtp.to(address).length >= 2, { what: 'both mails' })
+  t.same(
+    smtp.to(address).map((m) => m.subject),
+    [`The key ${prefix} has spent 80% of its monthly budget`, `The monthly budget of the key ${prefix} is used up`],
+    'the warning, then the budget used up, naming the key'
+  )
+  t.match(smtp.to(address)[0].text, `The key ${prefix} has spent ${usd(5 * COST)} USD of its monthly budget`)
 })

@@ -212,17 +212,23 @@ class QuotaExhaustedEvent(TypedDict):
     data: QuotaData
 
 
-class BudgetData(TypedDict):
+class _BudgetDataRequired(TypedDict):
     month: str
     """The calendar month (UTC), YYYY-MM."""
     budget: str
-    """The account's monthly budget in USD, a decimal string."""
+    """The monthly budget (the account's, or the key's when key_prefix is present) in USD, a decimal string."""
     spent: str
     """Spent this month when the event was made in USD, a decimal string."""
 
 
+class BudgetData(_BudgetDataRequired, total=False):
+    key_prefix: str
+    """Present when the budget is a key's: the prefix of its line's newest key (the budget counts the spend of the
+    keys it was rotated from). Absent when it is the account's."""
+
+
 class BudgetWarningEvent(TypedDict):
-    """The account has spent 80% of this month's budget (at most once per budget and month)."""
+    """The account, or a key (key_prefix), has spent 80% of this month's budget (at most once per budget and month)."""
 
     type: Literal["budget.warning"]
     timestamp: str
@@ -231,8 +237,8 @@ class BudgetWarningEvent(TypedDict):
 
 
 class BudgetExhaustedEvent(TypedDict):
-    """The account's spend reached this month's budget, or a call was first refused for want of it (at most once per
-    budget and month)."""
+    """The spend of the account, or of a key (key_prefix), reached this month's budget, or a call was first refused
+    for want of it (at most once per budget and month)."""
 
     type: Literal["budget.exhausted"]
     timestamp: str
