@@ -251,6 +251,29 @@ t.test("budget.warning and budget.exhausted mail the account's owners, once each
   t.equal(n, 2, 'each once this month')
 })
 
+// The key budget's two events, delivered, each once this month, for a budget of 5 bounds spent by 5 answers.
+async function bothEvents(
+  t: Test,
+  a: Awaited<ReturnType<typeof mailing>>['a'],
+  r: Awaited<ReturnType<typeof receiver>>,
+  accountId: string,
+  prefix: string
+) {
+  await eventually(() => r.got.length >= 2, { what: 'both events delivered' })
+  const month = new Date().toISOString().slice(0, 7)
+  const data = { month, budget: usd(5 * BOUND), spent: usd(5 * COST), key_prefix: prefix }
+  t.match(
+    r.got.map((got) => JSON.parse(got.body)),
+    [
+      { type: 'budget.warning', data },
+      { type: 'budget.exhausted', data },
+    ]
+  )
+  const [{ n }] = await a.db.sql<{ n: number }[]>`
+    select count(*)::int as n from events where account_id = ${accountId} and type like 'budget.%'`
+  t.equal(n, 2, 'each once this month')
+}
+
 t.test("a key's budget raises budget.warning and budget.exhausted once each, with its prefix, and mails", async (t) => {
   const { smtp, a, key, address, accountId } = await mailing(t)
   const prefix = prefixOf(key)
@@ -266,19 +289,7 @@ t.test("a key's budget raises budget.warning and budget.exhausted once each, wit
     })
   }
   t.same(statuses, [200, 200, 200, 200, 200, 429, 429])
-  await eventually(() => r.got.length >= 2, { what: 'both events delivered' })
-  const month = new Date().toISOString().slice(0, 7)
-  const data = { month, budget: usd(5 * BOUND), spent: usd(5 * COST), key_prefix: prefix }
-  t.match(
-    r.got.map((got) => JSON.parse(got.body)),
-    [
-      { type: 'budget.warning', data },
-      { type: 'budget.exhausted', data },
-    ]
-  )
-  const [{ n }] = await a.db.sql<{ n: number }[]>`
-    select count(*)::int as n from events where account_id = ${accountId} and type like 'budget.%'`
-  t.equal(n, 2, 'each once this month')
+  await bothEvents(t, a, r, accountId, prefix)
   await eventually(() => smtp.to(address).length >= 2, { what: 'both mails' })
   t.same(
     smtp.to(address).map((m) => m.subject),
@@ -286,4 +297,30 @@ t.test("a key's budget raises budget.warning and budget.exhausted once each, wit
     'the warning, then the budget used up, naming the key'
   )
   t.match(smtp.to(address)[0].text, `The key ${prefix} has spent ${usd(5 * COST)} USD of its monthly budget`)
+})
+
+t.test("a rotated key's line raises each event once, with the newest prefix", async (t) => {
+  const { a, key, accountId } = await mailing(t)
+  const r = await receiver(t)
+  await addEndpoint(a.db.sql, { accountId, url: r.url, events: ['budget.warning', 'budget.exhausted'] }, true)
+  await keyBudget(key, usd(5 * BOUND))
+  const lineSpent = async (keys: string[]) => {
+    let n = 0
+    for (const k of keys) n += await keySpent(a, k)
+    return n
+  }
+  const call = async (k: string, keys: string[], settled: number) => {
+    const { status } = await post(a.url, k)
+    await eventually(async () => (await lineSpent(keys)) === settled || undefined, { what: 'the cost settled' })
+    return status
+  }
+  const statuses = [await call(key, [key], COST), await call(key, [key], 2 * COST), await call(key, [key], 3 * COST)]
+  const rotated = await cli(['keys', 'rotate', prefixOf(key), '--grace', '1h'])
+  t.equal(rotated.code, 0, rotated.err.join('\n'))
+  const both = [key, rotated.key]
+  // The line's 4th and 5th answers, one through each key, cross 80% of the line's budget; the 6th call is refused.
+  statuses.push(await call(rotated.key, both, 4 * COST), await call(key, both, 5 * COST))
+  statuses.push(await call(rotated.key, both, 5 * COST), await call(key, both, 5 * COST))
+  t.same(statuses, [200, 200, 200, 200, 200, 429, 429])
+  await bothEvents(t, a, r, accountId, prefixOf(rotated.key))
 })
