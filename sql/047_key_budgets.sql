@@ -142,7 +142,7 @@ $$;
 select studio_widen_mail_check('mail_deliveries_kind_check', 'budget');
 
 -- The event and the owners' mail of a budget's alert, the account's (p_key null) or a key line's (p_key its prefix,
--- in the event's data as key_prefix; the account's data has none, as before).
+-- in the event's data as keyPrefix; the account's data has none, as before).
 create function studio_budget_notify(
   p_account uuid, p_month date, p_type text, p_budget bigint, p_spent bigint, p_key text
 )
@@ -157,7 +157,7 @@ declare
   body text;
 begin
   if p_key is not null then
-    data := data || jsonb_build_object('key_prefix', p_key);
+    data := data || jsonb_build_object('keyPrefix', p_key);
   end if;
   perform studio_events_record(p_account, p_type, data);
   if coalesce(current_setting('studio.mail', true), '') <> 'on' then

@@ -60,10 +60,10 @@ const quotaData = v.object({
 const usdText = (what: string) => v.pipe(v.string(), v.description(`${what} in USD, a decimal string.`))
 const budgetData = v.object({
   month: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}$/), v.description('The calendar month (UTC), YYYY-MM.')),
-  budget: usdText('The monthly budget (the account’s, or the key’s when key_prefix is present)'),
+  budget: usdText('The monthly budget (the account’s, or the key’s when keyPrefix is present)'),
   spent: usdText('Spent this month when the event was made'),
   // Absent on the account's events, so theirs stay as they were.
-  key_prefix: v.optional(
+  keyPrefix: v.optional(
     v.pipe(
       v.string(),
       v.description(
@@ -102,9 +102,9 @@ const summaries: Record<EventType, string> = {
   'quota.warning': 'The account has used 80% of this month’s AI quota (at most once per month)',
   'quota.exhausted': 'The account has used all of this month’s AI quota (at most once per month)',
   'budget.warning':
-    'The account, or a key (key_prefix), has spent 80% of this month’s budget (at most once per budget and month)',
+    'The account, or a key (keyPrefix), has spent 80% of this month’s budget (at most once per budget and month)',
   'budget.exhausted':
-    'The spend of the account, or of a key (key_prefix), reached this month’s budget, or a call was first refused ' +
+    'The spend of the account, or of a key (keyPrefix), reached this month’s budget, or a call was first refused ' +
     'for want of it (at most once per budget and month)',
   'webhook.test':
     'A test event, sent by hand from the dashboard to one endpoint (whatever types it wants); nothing happened',

@@ -261,7 +261,7 @@ async function bothEvents(
 ) {
   await eventually(() => r.got.length >= 2, { what: 'both events delivered' })
   const month = new Date().toISOString().slice(0, 7)
-  const data = { month, budget: usd(5 * BOUND), spent: usd(5 * COST), key_prefix: prefix }
+  const data = { month, budget: usd(5 * BOUND), spent: usd(5 * COST), keyPrefix: prefix }
   t.match(
     r.got.map((got) => JSON.parse(got.body)),
     [

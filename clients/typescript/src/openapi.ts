@@ -337,7 +337,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** The account, or a key (key_prefix), has spent 80% of this month’s budget (at most once per budget and month) */
+        /** The account, or a key (keyPrefix), has spent 80% of this month’s budget (at most once per budget and month) */
         post: operations["onBudgetWarning"];
         delete?: never;
         options?: never;
@@ -354,7 +354,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** The spend of the account, or of a key (key_prefix), reached this month’s budget, or a call was first refused for want of it (at most once per budget and month) */
+        /** The spend of the account, or of a key (keyPrefix), reached this month’s budget, or a call was first refused for want of it (at most once per budget and month) */
         post: operations["onBudgetExhausted"];
         delete?: never;
         options?: never;
@@ -1023,7 +1023,7 @@ export interface components {
         };
         /**
          * BudgetWarningEvent
-         * @description The account, or a key (key_prefix), has spent 80% of this month’s budget (at most once per budget and month)
+         * @description The account, or a key (keyPrefix), has spent 80% of this month’s budget (at most once per budget and month)
          */
         BudgetWarningEvent: {
             /** @constant */
@@ -1036,17 +1036,17 @@ export interface components {
             data: {
                 /** @description The calendar month (UTC), YYYY-MM. */
                 month: string;
-                /** @description The monthly budget (the account’s, or the key’s when key_prefix is present) in USD, a decimal string. */
+                /** @description The monthly budget (the account’s, or the key’s when keyPrefix is present) in USD, a decimal string. */
                 budget: string;
                 /** @description Spent this month when the event was made in USD, a decimal string. */
                 spent: string;
                 /** @description Present when the budget is a key’s: the prefix of its line’s newest key (the budget counts the spend of the keys it was rotated from). Absent when it is the account’s. */
-                key_prefix?: string;
+                keyPrefix?: string;
             };
         };
         /**
          * BudgetExhaustedEvent
-         * @description The spend of the account, or of a key (key_prefix), reached this month’s budget, or a call was first refused for want of it (at most once per budget and month)
+         * @description The spend of the account, or of a key (keyPrefix), reached this month’s budget, or a call was first refused for want of it (at most once per budget and month)
          */
         BudgetExhaustedEvent: {
             /** @constant */
@@ -1059,12 +1059,12 @@ export interface components {
             data: {
                 /** @description The calendar month (UTC), YYYY-MM. */
                 month: string;
-                /** @description The monthly budget (the account’s, or the key’s when key_prefix is present) in USD, a decimal string. */
+                /** @description The monthly budget (the account’s, or the key’s when keyPrefix is present) in USD, a decimal string. */
                 budget: string;
                 /** @description Spent this month when the event was made in USD, a decimal string. */
                 spent: string;
                 /** @description Present when the budget is a key’s: the prefix of its line’s newest key (the budget counts the spend of the keys it was rotated from). Absent when it is the account’s. */
-                key_prefix?: string;
+                keyPrefix?: string;
             };
         };
         /**

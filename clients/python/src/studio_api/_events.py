@@ -216,19 +216,19 @@ class _BudgetDataRequired(TypedDict):
     month: str
     """The calendar month (UTC), YYYY-MM."""
     budget: str
-    """The monthly budget (the account's, or the key's when key_prefix is present) in USD, a decimal string."""
+    """The monthly budget (the account's, or the key's when keyPrefix is present) in USD, a decimal string."""
     spent: str
     """Spent this month when the event was made in USD, a decimal string."""
 
 
 class BudgetData(_BudgetDataRequired, total=False):
-    key_prefix: str
+    keyPrefix: str
     """Present when the budget is a key's: the prefix of its line's newest key (the budget counts the spend of the
     keys it was rotated from). Absent when it is the account's."""
 
 
 class BudgetWarningEvent(TypedDict):
-    """The account, or a key (key_prefix), has spent 80% of this month's budget (at most once per budget and month)."""
+    """The account, or a key (keyPrefix), has spent 80% of this month's budget (at most once per budget and month)."""
 
     type: Literal["budget.warning"]
     timestamp: str
@@ -237,7 +237,7 @@ class BudgetWarningEvent(TypedDict):
 
 
 class BudgetExhaustedEvent(TypedDict):
-    """The spend of the account, or of a key (key_prefix), reached this month's budget, or a call was first refused
+    """The spend of the account, or of a key (keyPrefix), reached this month's budget, or a call was first refused
     for want of it (at most once per budget and month)."""
 
     type: Literal["budget.exhausted"]
