@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import t from 'tap'
@@ -80,10 +80,20 @@ for (const file of files) {
 
 // What a newcomer's machine has: Node.js (`node`, `npm` and `npx`, the ones running this test), the system's shell,
 // and no setting of ours but the port.
+// npm and npx are found as a shell would, on PATH: a Node.js without them beside it (CI's second pass) has the
+// machine's.
+const onPath = (name: string) =>
+  [dirname(process.execPath), ...(process.env.PATH ?? '').split(':')]
+    .map((d) => join(d, name))
+    .find((f) => existsSync(f))
 const bin = join(dir, '.walkthrough-bin')
 mkdirSync(bin)
-for (const name of readdirSync(dirname(process.execPath)).filter((n) => ['node', 'npm', 'npx'].includes(n)))
-  symlinkSync(join(dirname(process.execPath), name), join(bin, name))
+symlinkSync(process.execPath, join(bin, 'node'))
+for (const name of ['npm', 'npx']) {
+  const found = onPath(name)
+  if (!found) throw new Error(`no ${name} beside node or on PATH`)
+  symlinkSync(found, join(bin, name))
+}
 symlinkSync('/bin/sh', join(bin, 'sh'))
 const env = { PATH: bin, HOME: process.env.HOME ?? dir, PORT: apiPort }
 
