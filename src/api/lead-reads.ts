@@ -50,7 +50,11 @@ export const Lead = v.pipe(
     status: v.pipe(v.picklist(LEAD_STATUSES), v.description('Every lead starts as new.')),
     assignee: nullable('The email of the user of the account the lead is given to, or null.'),
     keyPrefix: v.pipe(v.string(), v.description('The prefix of the key that sent it.')),
-    spam: v.pipe(v.boolean(), v.description('Kept as spam: its honeypot field was filled.')),
+    spam: v.pipe(v.boolean(), v.description('Kept as spam: its honeypot field was filled, or its CAPTCHA failed.')),
+    fields: v.pipe(
+      v.optional(v.record(v.string(), v.string())),
+      v.description("The extra fields it was sent with (`fields`, a form's other inputs); absent when none were.")
+    ),
     notes: v.pipe(v.array(LeadNote), v.description('Its notes, oldest first.')),
   }),
   v.title('Lead')

@@ -4,7 +4,7 @@ import { getLead, type LeadRead } from './read.js'
 
 // Export (issue 47): everything the service holds about one email address across an account's leads, as one JSON
 // document, the same for the dashboard's download and `studio leads export`. Each lead as the API reads it, with what
-// only the database sees (its extra fields, why it was kept as spam, the Idempotency-Key it came with, when it was
+// only the database sees (why it was kept as spam, the Idempotency-Key it came with, when it was
 // first opened), the events written about it (their payloads as stored and sent), what each webhook receiver
 // answered to them, and the mails made of them with their recipients and the mail servers' replies. The places are
 // the ones erasure empties (erase.ts).
@@ -15,7 +15,8 @@ export interface PersonExport {
   leads: LeadExport[]
 }
 
-interface LeadExport extends LeadRead {
+// Its extra fields are null rather than absent when it has none: the export names every place.
+interface LeadExport extends Omit<LeadRead, 'fields'> {
   fields: Record<string, string> | null
   spamReason: string | null
   idempotencyKey: string | null
@@ -52,12 +53,11 @@ export async function exportPerson(
 async function withRecords(sql: Sql, accountId: string, lead: LeadRead): Promise<LeadExport> {
   const [row] = await sql<
     {
-      fields: Record<string, string> | null
       spam_reason: string | null
       idempotency_key: string | null
       opened_at: Date | null
     }[]
-  >`select fields, spam_reason, idempotency_key, opened_at from leads where id = ${lead.id}`
+  >`select spam_reason, idempotency_key, opened_at from leads where id = ${lead.id}`
   const events = await sql<{ id: string; type: string; created_at: Date; body: string }[]>`
     select id, type, created_at, body from events
     where account_id = ${accountId} and type like 'lead.%' and (body::jsonb -> 'data' ->> 'id') = ${lead.id}
@@ -78,7 +78,7 @@ async function withRecords(sql: Sql, accountId: string, lead: LeadRead): Promise
     where delivery_id = any(${mails.map((m) => m.id)}::bigint[]) order by at, id`
   return {
     ...lead,
-    fields: row?.fields ?? null,
+    fields: lead.fields ?? null,
     spamReason: row?.spam_reason ?? null,
     idempotencyKey: row?.idempotency_key ?? null,
     openedAt: iso(row?.opened_at ?? null),

@@ -40,6 +40,8 @@ export interface LeadRead extends Sent {
   assignee: string | null
   keyPrefix: string
   spam: boolean
+  // What it was sent with beyond the named fields; absent when nothing was.
+  fields?: Record<string, string>
   // Oldest first.
   notes: Note[]
 }
@@ -56,6 +58,7 @@ interface Row extends Sent {
   assignee: string | null
   key_prefix: string
   spam: boolean
+  fields: Record<string, string> | null
 }
 
 // Whether `cursor` is one a page gave (the API refuses any other).
@@ -64,7 +67,7 @@ export const isCursor = (cursor: string) => cursorOf(cursor) !== null
 const columns = (sql: Sql) => sql`
   l.id, to_char(l.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, l.created_at, l.updated_at,
   l.name, l.email, l.service, l.message, l.phone, l.company, l.budget, l.locale, l.source, l.utm_source,
-  l.utm_medium, l.utm_campaign, l.status, u.email as assignee, l.key_prefix, l.spam`
+  l.utm_medium, l.utm_campaign, l.status, u.email as assignee, l.key_prefix, l.spam, l.fields`
 
 export async function listLeads(sql: Sql, accountId: string, q: LeadQuery) {
   const from = cursorOf(q.cursor ?? null)
@@ -119,6 +122,7 @@ function read(r: Row, notes: Note[]): LeadRead {
     assignee: r.assignee,
     keyPrefix: r.key_prefix,
     spam: r.spam,
+    ...(r.fields === null ? {} : { fields: r.fields }),
     notes,
   }
 }

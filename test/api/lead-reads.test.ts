@@ -80,6 +80,16 @@ t.test('newest first, the default page of 50, and one lead whole', async (t) => 
     spam: false,
   })
   t.equal(one.body.updatedAt, one.body.createdAt, 'never changed: updatedAt is createdAt')
+  t.notOk('fields' in one.body, 'sent without extra fields: none read')
+})
+
+t.test('a lead sent with extra fields reads them, in the page and alone', async (t) => {
+  const fields = { plan: 'Team', seats: '12' }
+  const id = await post({ ...lead(1001), fields })
+  t.same((await get(`/api/v1/leads/${id}`)).body.fields, fields)
+  const page = await get('/api/v1/leads?limit=1')
+  t.equal(page.body.leads[0].id, id)
+  t.same(page.body.leads[0].fields, fields)
 })
 
 t.test('the filters: since, until, status, assignee, spam', async (t) => {

@@ -711,8 +711,12 @@ export interface components {
             assignee: string | null;
             /** @description The prefix of the key that sent it. */
             keyPrefix: string;
-            /** @description Kept as spam: its honeypot field was filled. */
+            /** @description Kept as spam: its honeypot field was filled, or its CAPTCHA failed. */
             spam: boolean;
+            /** @description The extra fields it was sent with (`fields`, a form's other inputs); absent when none were. */
+            fields?: {
+                [key: string]: string;
+            };
             /** @description Its notes, oldest first. */
             notes: {
                 text: string;
@@ -766,8 +770,12 @@ export interface components {
                 assignee: string | null;
                 /** @description The prefix of the key that sent it. */
                 keyPrefix: string;
-                /** @description Kept as spam: its honeypot field was filled. */
+                /** @description Kept as spam: its honeypot field was filled, or its CAPTCHA failed. */
                 spam: boolean;
+                /** @description The extra fields it was sent with (`fields`, a form's other inputs); absent when none were. */
+                fields?: {
+                    [key: string]: string;
+                };
                 /** @description Its notes, oldest first. */
                 notes: {
                     text: string;

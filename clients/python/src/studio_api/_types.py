@@ -647,9 +647,11 @@ class Lead:
     key_prefix: str
     """The prefix of the key that sent it."""
     spam: bool
-    """Kept as spam: its honeypot field was filled."""
+    """Kept as spam: its honeypot field was filled, or its CAPTCHA failed."""
     notes: list[LeadNote]
     """Its notes, oldest first."""
+    fields: dict[str, str] | None = None
+    """The extra fields it was sent with (`fields`, a form's other inputs); absent when none were."""
     _request_id: str | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -673,6 +675,7 @@ class Lead:
             key_prefix=data["keyPrefix"],
             spam=data["spam"],
             notes=[LeadNote.from_json(x) for x in data["notes"]],
+            fields=data.get("fields"),
             _request_id=request_id,
         )
 
