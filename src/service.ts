@@ -10,7 +10,7 @@ import type { Logger } from './ops/log.js'
 import { createMetrics, type Metrics } from './ops/service-metrics.js'
 import { serveMetrics } from './http/metrics-listener.js'
 import { migrate } from './storage/migrate.js'
-import { checkPortFree, listenApi, urlOf } from './ops/listen.js'
+import { listenApi, urlOf } from './ops/listen.js'
 import type { Transport } from './ops/transport.js'
 import { createDispatcher } from './completions/dispatcher.js'
 import { adaptersFor, createUpstreams } from './completions/fallback.js'
@@ -135,7 +135,6 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // The webhook worker starts once the server listens. Never settled when the start fails.
   let listened = () => {}
   const listening = new Promise<void>((ok) => (listened = ok))
-  await checkPortFree(config.PORT, config.HOST)
   const db = await openMigrated(config, opts)
   const keys = createKeyStore(db.sql, log, { clock: opts.clock, deadlineMs: config.STUDIO_DB_TIMEOUT_MS })
   await keys.refresh()

@@ -1,4 +1,5 @@
 import type { Config } from '../ops/config.js'
+import { checkPortFree } from '../ops/listen.js'
 import { createLogger, formatFor, type Logger } from '../ops/log.js'
 import { startService } from '../service.js'
 import type { Io } from './command.js'
@@ -21,8 +22,13 @@ export async function serve(config: Config, io: Io): Promise<number> {
       io.err(`studio: ${problem}`)
       return 2
     }
-    if (isPrimary(config)) return stopped(log, await runPrimary(config.STUDIO_WORKERS, log))
-  }
+    // PORT is tried (a taken one refused before the database is touched) by the process that binds it: the primary,
+    // never a worker, whose try would listen on the shared port and close it at once (cli/workers.ts).
+    if (isPrimary(config)) {
+      await checkPortFree(config.PORT, config.HOST)
+      return stopped(log, await runPrimary(config.STUDIO_WORKERS, log))
+    }
+  } else await checkPortFree(config.PORT, config.HOST)
   // The signals are taken before the service starts: a SIGTERM during start (migrations, Redis) stops it as soon
   // as it stands, instead of killing it outright (which a cluster primary would count as a failure).
   let early: string | undefined

@@ -4,6 +4,8 @@ import type { Logger } from '../ops/log.js'
 
 // STUDIO_WORKERS > 1: this process (the primary) forks that many workers, each a whole `studio serve` on the same
 // port (node:cluster hands them the connections in turn). The primary serves nothing and opens no database.
+// A worker listens once and closes only to stop: when the last worker closes a listener, a connection the primary
+// handed it meanwhile stays in the primary, unanswered for good (Node 20's round_robin_handle.js).
 
 // Why this configuration cannot run several workers, or null when it can.
 export function workersProblem(config: Config): string | null {

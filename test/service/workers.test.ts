@@ -9,9 +9,10 @@ import { issueKey } from '../support/server.js'
 import { havePostgres, privatePostgres } from '../support/pg.js'
 import { redisSkip, testRedis, uniquePrefix } from '../support/redis.js'
 import { eventually } from '../support/eventually.js'
+import { freePort } from '../support/ports.js'
 
-// STUDIO_WORKERS=2: one port, two worker processes, a dead worker replaced, SIGTERM drains them all; and the
-// configurations that must refuse to start. Over PostgreSQL (a private one when DATABASE_URL is unset: the
+// STUDIO_WORKERS=2: one port, two worker processes, a dead worker replaced, SIGTERM drains them all; every
+// connection made during a start answered; and the configurations that must refuse to start. Over PostgreSQL (a private one when DATABASE_URL is unset: the
 // embedded database serves one process).
 
 const execFileP = promisify(execFile)
@@ -115,6 +116,73 @@ t.test('two workers on one port', { skip }, async (t) => {
   t.equal(lines(server.output(), 'shutting down').length, 2, 'both workers drained')
   const stored = await db.sql`select id from leads where id = any(${acknowledged}::uuid[])`
   t.equal(stored.length, acknowledged.length, `every acknowledged lead stored (${acknowledged.length})`)
+})
+
+// GET /healthz on a connection of its own: the status, the error a connection gets while nothing listens
+// (ECONNREFUSED, ECONNRESET), or 'no answer' when none came within 20 s (a guard against a hang, not a measure).
+function healthz(port: number) {
+  return new Promise<{ status: number | string; boot?: string }>((ok) => {
+    const guard = setTimeout(() => {
+      req.destroy()
+      ok({ status: 'no answer' })
+    }, 20_000)
+    const req = request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
+      res.resume()
+      res.once('end', () => {
+        clearTimeout(guard)
+        ok({ status: res.statusCode ?? 0, boot: bootOf(String(res.headers['x-request-id'])) })
+      })
+    })
+    req.once('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(guard)
+      ok({ status: e.code ?? e.message })
+    })
+    req.end()
+  })
+}
+
+// On a fixed PORT (as a deployment runs it): requests from the moment the primary is spawned, each on a fresh
+// connection, until both workers have answered. A connection the primary accepts while the workers start must reach
+// one of them, not stay in the primary unanswered.
+t.test('every connection made while the workers start is answered', { skip }, async (t) => {
+  const dbEnv = process.env.DATABASE_URL ? await testDatabase(t) : { DATABASE_URL: (await privatePostgres(t)).url }
+  const redis = await testRedis(t)
+  for (let start = 1; start <= 5; start++) {
+    const port = await freePort()
+    const statuses = new Map<number | string, number>()
+    const boots = new Set<string>()
+    let failed = false
+    // A guard against a worker that never comes up, not a measure.
+    const giveUp = Date.now() + 60_000
+    const poll = async () => {
+      while (boots.size < 2 && !statuses.has('no answer') && !failed && Date.now() < giveUp) {
+        const { status, boot } = await healthz(port)
+        statuses.set(status, (statuses.get(status) ?? 0) + 1)
+        if (boot) boots.add(boot)
+        else await new Promise((ok) => setTimeout(ok, 2))
+      }
+    }
+    const polling = Promise.all(Array.from({ length: 4 }, poll))
+    const server = await spawnServer(t, {
+      ...dbEnv,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      STUDIO_WORKERS: '2',
+      STUDIO_REDIS_URL: redis,
+      STUDIO_REDIS_PREFIX: uniquePrefix(),
+      LOG_LEVEL: 'info',
+    }).catch((e) => {
+      failed = true
+      throw e
+    })
+    await polling
+    const answered = t.notOk(statuses.has('no answer'), `start ${start}: every request answered`, {
+      statuses: Object.fromEntries(statuses),
+    })
+    // Otherwise a worker may be stuck in its start, deaf to SIGTERM: the teardown kills the server.
+    if (!t.equal(boots.size, 2, `start ${start}: both workers answered`) || !answered) return
+    t.equal(await server.stop('SIGTERM'), 0, `start ${start}: the primary exits 0`)
+  }
 })
 
 t.test('the configurations that cannot run several workers refuse to start', async (t) => {
