@@ -175,6 +175,21 @@ function spent(before, after) {
 }
 const medianOf = (rounds, k) => median(rounds.map((r) => r[k]))
 
+// The floor of a delivery's CPU on the sending side (bench/bare-sender.mjs): undici POSTing signed envelopes to the
+// same receiver, 16 at a time, with no database. A child process, so that this one's receiver answers meanwhile.
+async function bareSenderCpu() {
+  const child = spawn(process.execPath, ['bench/bare-sender.mjs', hook, '5000'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  let out = ''
+  child.stdout.on('data', (d) => {
+    out += d
+  })
+  const status = await new Promise((ok) => child.on('close', ok))
+  if (status !== 0) throw new Error('bench/bare-sender.mjs failed')
+  return JSON.parse(out.trim().split('\n').at(-1)).cpuUsPerPost
+}
+
 try {
   log(`events: ${RATE} leads/s for ${SECONDS} s…`)
   const warmUp = await steady(1) // the service's JIT, its connections to the receiver: not counted
@@ -213,6 +228,13 @@ try {
     const deliveryRatio = (svcOne - svcNone) / svcNone
     rows.push(['PostgreSQL CPU per lead, one endpoint / none', pgRatio.toFixed(2), 'target ≤ 3.00'])
     rows.push(['service CPU per delivery / per lead', deliveryRatio.toFixed(2), 'target ≤ 0.50'])
+    // What the target asks against what a bare sender spends: a delivery cannot cost less than its POST.
+    const floor = await bareSenderCpu()
+    rows.push([
+      'CPU µs per POST, a bare undici sender (the floor)',
+      `${floor.toFixed(0)} = ${(floor / svcNone).toFixed(2)} of a lead`,
+      `service per delivery: ${(svcOne - svcNone).toFixed(0)}`,
+    ])
     pass.push(pgRatio <= 3, deliveryRatio <= 0.5)
   }
   console.log(`\nEvents (${dbEnv.DATABASE_URL ? 'external PostgreSQL' : 'embedded PGlite'})`)

@@ -62,7 +62,8 @@ export async function waitHealthy(url, deadlineMs = 30_000) {
   const end = Date.now() + deadlineMs
   for (;;) {
     try {
-      const r = await fetch(`${url}/healthz`)
+      // A request the server never answers is tried again rather than waited on for ever.
+      const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) })
       if (r.ok) return
     } catch {}
     if (Date.now() > end) throw new Error(`${url} never became healthy`)
