@@ -4,14 +4,15 @@
 // Messages API at the host named by `x-portkey-custom-host`, and the answer back.
 import { fileURLToPath } from 'node:url'
 
-const server = fileURLToPath(import.meta.resolve('@portkey-ai/gateway/build/start-server.js'))
+// Resolved when started, not at import: bench/run.mjs imports this before it installs the bench's own packages.
+const server = () => fileURLToPath(import.meta.resolve('@portkey-ai/gateway/build/start-server.js'))
 
 // h: the harness ({ startLogged, freePort, work }). Resolves once the gateway answers on its port.
 export async function startPortkey(h, fakeUrl) {
   const port = await h.freePort()
   const child = h.startLogged(
     0,
-    [server, `--port=${port}`, '--headless'],
+    [server(), `--port=${port}`, '--headless'],
     { NODE_ENV: 'production' },
     `${h.work}/portkey.log`
   )
