@@ -27,7 +27,8 @@ export interface Budgets {
 }
 
 // A call's upper bound: its micro-dollars at the dearest price of every model it may reach, or the model with no price.
-type Bound = { micros: number } | { unpriced: string } | { unbounded: true }
+// `document`: the path of a part whose tokens its body does not bound (`unboundedPartOf`).
+type Bound = { micros: number } | { unpriced: string } | { unbounded: true } | { document: string }
 
 // A call with no budget to count (none set on its account or key, as its cached principal says): no round trip.
 export const noHold = (accountId: string, month: Month): BudgetHold => ({
@@ -131,6 +132,10 @@ export function createBudgets(sql: Sql, process: string, mail = false): Budgets 
           message: 'max_tokens: required when the account or key has a budget',
         })
       }
+      if ('document' in bound) {
+        await this.giveBack(hold)
+        throw unboundedDocument(bound.document, 'this account or key has a budget')
+      }
       if (!r.alive)
         throw new ApiError({ code: 'service_unavailable', message: 'The budget could not be counted; try again later' })
       if (!r.granted) throw budgetExceeded(r, month, Date.now())
@@ -165,8 +170,10 @@ const budgetExceeded = (r: Reserved, month: Month, now: number) =>
 // The most a call can cost (docs/spend.md): its input tokens bounded by the UTF-8 bytes of its body as JSON (a token
 // is at least one byte of text; the JSON's quotes and keys cover each message's few tokens of framing), each at the
 // dearest of the input, cache-read and cache-write prices, plus its max_tokens at the output price; the dearest of
-// the models its fallback may reach. A call with no max_tokens cannot be bounded: 422.
+// the models its fallback may reach. A call with no max_tokens, or with a document, cannot be bounded: 422.
 export function upperBound(prices: Prices, models: string[], call: CallBody): Bound {
+  const document = unboundedPartOf(call)
+  if (document) return { document }
   const { input, output } = tokensOf(call)
   let micros = 0
   for (const model of models) {
@@ -193,10 +200,58 @@ function imagesIn(value: unknown): number {
   return Object.values(value).reduce((n: number, v) => n + imagesIn(v), own)
 }
 
+// A document read from a file (a PDF by URL, by file id or as base64 data) is counted upstream by its pages, text and
+// images, which neither its URL nor its bytes bound (a page of a few hundred bytes can be thousands of tokens): an
+// Anthropic `document` but one whose source is its text or content blocks (bounded as any JSON), and an OpenAI file.
+const FILE_PARTS = new Set(['file', 'input_file'])
+const INLINE_DOCUMENT_SOURCES = new Set(['text', 'content'])
+
+function unboundedPart(part: unknown): boolean {
+  if (part === null || typeof part !== 'object') return false
+  const { type, source } = part as { type?: unknown; source?: { type?: unknown } }
+  if (type === 'document') return !INLINE_DOCUMENT_SOURCES.has(source?.type as string)
+  return FILE_PARTS.has(type as string)
+}
+
+// The path of the first such part among the parts of `content`, or of a tool result's content in it.
+function unboundedPartIn(content: unknown, at: string): string | null {
+  if (!Array.isArray(content)) return null
+  for (const [j, part] of content.entries()) {
+    if (unboundedPart(part)) return `${at}[${j}]`
+    const inResult = unboundedPartIn((part as { content?: unknown } | null)?.content, `${at}[${j}].content`)
+    if (inResult) return inResult
+  }
+  return null
+}
+
+// The path of the call's first message part whose tokens its body does not bound (null: none), in the body the bound
+// reckons (the caller's own: a document never crosses protocols, to-openai.ts and to-anthropic.ts refuse it).
+export function unboundedPartOf(call: CallBody): string | null {
+  const messages = (bodyOf(call) as { messages?: unknown }).messages
+  if (!Array.isArray(messages)) return null
+  for (const [i, message] of messages.entries()) {
+    const at = unboundedPartIn((message as { content?: unknown } | null)?.content, `messages[${i}].content`)
+    if (at) return at
+  }
+  return null
+}
+
+// The refusal of such a part where a limit needs the call's bound (`limit` says which); with none it goes through.
+export const unboundedDocument = (at: string, limit: string) =>
+  new ApiError({
+    code: 'invalid_request',
+    message:
+      `${at}: a document or file's tokens cannot be bounded before the upstream call (the upstream counts its ` +
+      `pages), and ${limit}; send its text as text, or call with no budget or tokens-per-minute limit`,
+    details: { refused: [at] },
+  })
+
+const bodyOf = (call: CallBody): object => ('bodies' in call ? (Object.values(call.bodies)[0] ?? {}) : call)
+
 // A call's tokens at most, as the budget's bound reckons them: its input bounded by its body's UTF-8 bytes as JSON
 // plus IMAGE_TOKENS_MAX per image, and its max_tokens (not a number: the call cannot be bounded).
 function tokensOf(call: CallBody): { input: number; output: unknown } {
-  const body = 'bodies' in call ? (Object.values(call.bodies)[0] ?? {}) : call
+  const body = bodyOf(call)
   const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown }
   const input = Buffer.byteLength(JSON.stringify(body)) + imagesIn(body) * IMAGE_TOKENS_MAX
   return { input, output: b.max_tokens ?? b.max_completion_tokens }
