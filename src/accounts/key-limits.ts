@@ -1,5 +1,7 @@
 import type postgres from 'postgres'
 import { type Actor, audit } from '../audit/record.js'
+import { budgetLine } from './key-budget.js'
+import { changeKeyLine, type KeyLineOf, type NewestKey } from './key-line.js'
 import { seedKeyUsage } from '../quota/key-counts.js'
 import type { Sql } from '../storage/db.js'
 
@@ -60,60 +62,31 @@ export const limitValues = (l: KeyLimits, withModels = l.models !== null, withTo
   ...(withTokens && { tokens_per_minute: l.tokensPerMinute ?? null }),
 })
 
-type LimitedRow = {
-  prefix: string
-  account_id: string
-  rate_limit: number | null
-  monthly_completions: number | null
-  models: string[] | null
-  tokens_per_minute: number | null
-}
-
-// The newest key of `prefix`'s line of rotations (itself when it was never rotated; sql/027), locked as a rotation
-// locks it (`for no key update`: a count row's foreign key check still passes) and only it, so that the order of locks
-// is a rotation's. 'moved': it was rotated meanwhile, and the caller starts again in a new transaction (the lock taken
-// here must not be held while the next key is locked).
-export async function lockNewest(tx: postgres.TransactionSql, prefix: string, accountId?: string) {
-  const [k] = await tx<{ newest: string }[]>`
-    select coalesce(counts_as, prefix) as newest from api_keys
-    where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``}`
-  if (!k) return null
-  const [row] = await tx<(LimitedRow & { counts_as: string | null })[]>`
-    select prefix, account_id, rate_limit, monthly_completions, models, tokens_per_minute, counts_as from api_keys
-    where prefix = ${k.newest} for no key update`
-  if (!row) return null
-  return row.counts_as === null ? row : 'moved'
-}
-
-export interface SetKeyLimitsOptions {
-  prefix: string
+export interface SetKeyLimitsOptions extends KeyLineOf {
   // The limits to set; the others stay.
   change: Partial<KeyLimits>
-  // Limits the change to that account's keys (the dashboard's).
-  accountId?: string
+  // The monthly budget in micro-dollars to set with them (null lifts it; key-budget.ts); absent: as it was.
+  budget?: number | null
   actor?: Actor
 }
 
 // Sets the limits that `change` names of the key `prefix`'s line: its newest key and the rotated keys in their grace
 // period, which share one count (sql/027). updated_at moves so that every server drops its cached copies within a
 // poll. A change is one entry in the audit log (its target: the newest key), with `actor`; setting nothing new
-// records nothing.
-export function setKeyLimits(sql: Sql, options: SetKeyLimitsOptions): Promise<Limited> {
-  const { prefix, change, accountId, actor } = options
-  return sql
-    .begin(async (tx): Promise<Limited | 'moved'> => {
-      const row = await lockNewest(tx, prefix, accountId)
-      if (row === 'moved') return row
-      if (!row) return { ok: false }
-      return limitLine(tx, row, change, actor)
-    })
-    .then((r) => (r === 'moved' ? setKeyLimits(sql, options) : r))
+// records nothing. A `budget` is set in the same transaction, with its own entry: a form's limits and budget are
+// saved together or not at all.
+export function setKeyLimits(sql: Sql, { change, budget, actor, ...key }: SetKeyLimitsOptions): Promise<Limited> {
+  return changeKeyLine(sql, key, async (tx, newest) => {
+    const limited = await limitLine(tx, newest, change, actor)
+    if (budget !== undefined) await budgetLine(tx, newest, budget, actor)
+    return limited
+  })
 }
 
 // The change itself, on the locked newest key of a line and every key counting as it.
 async function limitLine(
   tx: postgres.TransactionSql,
-  row: LimitedRow,
+  row: NewestKey,
   change: Partial<KeyLimits>,
   actor?: Actor
 ): Promise<Limited> {

@@ -1,7 +1,7 @@
 import type { KeyListing } from '../accounts/key-lifecycle.js'
 import { type KeyLimits, LIMIT_MIN, parseLimit, setKeyLimits } from '../accounts/key-limits.js'
 import { ApiError } from '../http/errors.js'
-import { keyBudget, setKeyBudget } from '../accounts/key-budget.js'
+import { keyBudget } from '../accounts/key-budget.js'
 import { parseUsd } from '../accounts/budget-set.js'
 import { usd } from '../ops/usd.js'
 import { html } from './html.js'
@@ -88,10 +88,10 @@ export function keyLimitPages(deps: DashboardDeps): Page[] {
         const limits = limitsOf(ctx.form, configuredAliases(deps.config))
         const budget = budgetOf(ctx.form)
         // Limited to the account's keys: another account's prefix is not found, as an unknown one.
+        // The limits and the budget in one transaction: saved together, or (a failure) neither.
         const mine = { prefix: ctx.params.prefix, accountId: ctx.user.accountId, actor: actorOf(ctx) }
-        const r = await setKeyLimits(deps.sql, { ...mine, change: limits })
+        const r = await setKeyLimits(deps.sql, { ...mine, change: limits, budget })
         if (!r.ok) throw new ApiError({ code: 'not_found', message: 'There is no such key in your account.' })
-        if (budget !== undefined) await setKeyBudget(deps.sql, { ...mine, micros: budget })
         return see('/dashboard/keys?done=limited')
       },
     },

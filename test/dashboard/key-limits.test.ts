@@ -221,3 +221,21 @@ t.test('models: an alias not configured, or none checked, is an HTML page naming
   t.match(made.text, 'unknown model alias')
   t.same(await modelsOf(prefix), before, 'nothing changed')
 })
+
+t.test('limits and a budget of one submit are saved in one transaction', async (t) => {
+  const line = prefixOf((await cli(['keys', 'create', '--email', OWNER])).key)
+  const saved = await owner.submit('/dashboard/keys', `/dashboard/keys/${line}/limits`, {
+    rate_limit: '12',
+    monthly_completions: '',
+    budget: '3.50',
+  })
+  t.equal(saved.status, 303)
+  const [key] = await sql`
+    select rate_limit, budget_micros::int as budget, xmin::text as commit from api_keys where prefix = ${line}`
+  t.match(key, { rate_limit: 12, budget: 3_500_000 })
+  const entries = await sql`
+    select action, xmin::text as commit from audit_log
+    where target = ${line} and action in ('key.limited', 'key.budget_changed') order by id`
+  const ofTheSubmit = ['key.limited', 'key.budget_changed'].map((action) => ({ action, commit: key.commit }))
+  t.same([...entries], ofTheSubmit, 'the key and both entries written by one commit')
+})
