@@ -1,6 +1,6 @@
-import { type Actor, audit } from '../audit/record.js'
 import { isEmailAddress } from '../outbox/lead-fields.js'
 import type { Sql } from '../storage/db.js'
+import { changeKeyColumns, type KeyColumnsOf } from './key-columns.js'
 import type { Scope } from './scopes.js'
 
 // A lead key's autoresponder: the mail sent to the person who wrote (leads/autoreply.ts queues it), its subject and
@@ -35,47 +35,33 @@ export type AutoreplySet =
   | { ok: true; accountId: string; autoreply: Autoreply | null }
   | { ok: false; reason: 'not_found' | 'not_a_lead_key' }
 
-export interface SetKeyAutoreplyOptions {
-  prefix: string
+export interface SetKeyAutoreplyOptions extends KeyColumnsOf {
   // null: none.
   autoreply: Autoreply | null
-  // Limits the change to that account's keys (the dashboard's).
-  accountId?: string
-  actor?: Actor
+}
+
+type AutoreplyRow = {
+  scopes: Scope[]
+  autoreply_subject: string | null
+  autoreply_body: string | null
+  autoreply_reply_to: string | null
 }
 
 // Sets or clears the key's autoresponder, with one audit entry (none when nothing changes) naming the subject and the
-// Reply-To and saying whether the body changed. Only a key that may create leads has one. updated_at moves so that
-// every server drops its cached copy within a poll.
-export function setKeyAutoreply(sql: Sql, { prefix, autoreply, accountId, actor }: SetKeyAutoreplyOptions) {
-  return sql.begin(async (tx): Promise<AutoreplySet> => {
-    const [row] = await tx<
-      {
-        account_id: string
-        scopes: Scope[]
-        autoreply_subject: string | null
-        autoreply_body: string | null
-        autoreply_reply_to: string | null
-      }[]
-    >`
-      select account_id, scopes, autoreply_subject, autoreply_body, autoreply_reply_to from api_keys
-      where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``} for update`
-    if (!row) return { ok: false, reason: 'not_found' }
-    if (autoreply && !row.scopes.includes('leads:write')) return { ok: false, reason: 'not_a_lead_key' }
+// Reply-To and saying whether the body changed. Only a key that may create leads has one.
+export function setKeyAutoreply(sql: Sql, { autoreply, ...key }: SetKeyAutoreplyOptions) {
+  const columns = ['scopes', 'autoreply_subject', 'autoreply_body', 'autoreply_reply_to'] as const
+  const action = 'key.autoreply_changed'
+  return changeKeyColumns<AutoreplyRow, AutoreplySet>(sql, { ...key, columns, action }, (row) => {
+    if (autoreply && !row.scopes.includes('leads:write')) return { result: { ok: false, reason: 'not_a_lead_key' } }
     const result = { ok: true as const, accountId: row.account_id, autoreply }
     const [subject, body, replyTo] = [autoreply?.subject ?? null, autoreply?.body ?? null, autoreply?.replyTo ?? null]
     const bodyChanged = body !== row.autoreply_body
-    if (subject === row.autoreply_subject && replyTo === row.autoreply_reply_to && !bodyChanged) return result
-    await tx`update api_keys set autoreply_subject = ${subject}, autoreply_body = ${body},
-             autoreply_reply_to = ${replyTo}, updated_at = clock_timestamp() where prefix = ${prefix}`
-    await audit(tx, actor, {
-      accountId: row.account_id,
-      action: 'key.autoreply_changed',
-      target: prefix,
-      before: { subject: row.autoreply_subject, reply_to: row.autoreply_reply_to },
-      after: { subject, reply_to: replyTo, body_changed: bodyChanged },
-    })
-    return result
+    if (subject === row.autoreply_subject && replyTo === row.autoreply_reply_to && !bodyChanged) return { result }
+    const set = { autoreply_subject: subject, autoreply_body: body, autoreply_reply_to: replyTo }
+    const before = { subject: row.autoreply_subject, reply_to: row.autoreply_reply_to }
+    const after = { subject, reply_to: replyTo, body_changed: bodyChanged }
+    return { result, change: { set, before, after } }
   })
 }
 

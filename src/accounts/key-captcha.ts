@@ -1,5 +1,5 @@
-import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
+import { changeKeyColumns, type KeyColumnsOf } from './key-columns.js'
 
 // A lead key's CAPTCHA: the provider whose token a lead must carry (leads/captcha.ts checks it) and the provider's
 // secret. The secret is written here and read only to verify: no listing, page, log line or audit entry holds it
@@ -33,50 +33,39 @@ export type CaptchaSet =
   | { ok: true; accountId: string; provider: CaptchaProvider | null; minScore: number | null }
   | { ok: false; reason: 'not_found' }
 
-export interface SetKeyCaptchaOptions {
-  prefix: string
+export interface SetKeyCaptchaOptions extends KeyColumnsOf {
   // The new CAPTCHA; null: none. A provider with `secret` left out keeps the stored secret (the dashboard's form
   // with its secret field left empty); with none stored, the caller must give one.
   captcha: (Omit<KeyCaptcha, 'secret'> & { secret?: string }) | null
-  // Limits the change to that account's keys (the dashboard's).
-  accountId?: string
-  actor?: Actor
+}
+
+type CaptchaRow = {
+  captcha_provider: CaptchaProvider | null
+  captcha_secret: string | null
+  captcha_min_score: number | null
 }
 
 // Sets or clears the key's CAPTCHA with one audit entry (none when nothing changes), whose values name the provider
 // and the minimum score and say whether the secret changed, never what it is.
-export function setKeyCaptcha(sql: Sql, { prefix, captcha, accountId, actor }: SetKeyCaptchaOptions) {
-  return sql.begin(async (tx): Promise<CaptchaSet | { ok: false; reason: 'no_secret' }> => {
-    const [row] = await tx<
-      {
-        account_id: string
-        captcha_provider: CaptchaProvider | null
-        captcha_secret: string | null
-        captcha_min_score: number | null
-      }[]
-    >`
-      select account_id, captcha_provider, captcha_secret, captcha_min_score from api_keys
-      where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``} for update`
-    if (!row) return { ok: false, reason: 'not_found' }
+export function setKeyCaptcha(sql: Sql, { captcha, ...key }: SetKeyCaptchaOptions) {
+  const columns = ['captcha_provider', 'captcha_secret', 'captcha_min_score'] as const
+  const action = 'key.captcha_changed'
+  type Result = CaptchaSet | { ok: false; reason: 'no_secret' }
+  return changeKeyColumns<CaptchaRow, Result>(sql, { ...key, columns, action }, (row) => {
     const provider = captcha?.provider ?? null
     const secret = captcha ? (captcha.secret ?? row.captcha_secret) : null
-    if (captcha && !secret) return { ok: false, reason: 'no_secret' }
+    if (captcha && !secret) return { result: { ok: false, reason: 'no_secret' } }
     const minScore = captcha?.provider === 'recaptcha' ? captcha.minScore : null
     const result = { ok: true as const, accountId: row.account_id, provider, minScore }
     const secretChanged = secret !== row.captcha_secret
-    if (provider === row.captcha_provider && minScore === row.captcha_min_score && !secretChanged) return result
-    await tx`update api_keys set captcha_provider = ${provider}, captcha_secret = ${secret},
-             captcha_min_score = ${minScore}, updated_at = clock_timestamp() where prefix = ${prefix}`
-    await audit(tx, actor, {
-      accountId: row.account_id,
-      action: 'key.captcha_changed',
-      target: prefix,
-      before: { captcha: row.captcha_provider, min_score: row.captcha_min_score },
-      after: { captcha: provider, min_score: minScore, secret_changed: secretChanged },
-    })
-    return result
+    if (provider === row.captcha_provider && minScore === row.captcha_min_score && !secretChanged) return { result }
+    const set = { captcha_provider: provider, captcha_secret: secret, captcha_min_score: minScore }
+    const before = { captcha: row.captcha_provider, min_score: row.captcha_min_score }
+    const after = { captcha: provider, min_score: minScore, secret_changed: secretChanged }
+    return { result, change: { set, before, after } }
   })
 }
+
 // The key's CAPTCHA, secret included, for verifying a lead's token; null: none required.
 export async function keyCaptcha(sql: Sql, prefix: string): Promise<KeyCaptcha | null> {
   const [k] = await sql<

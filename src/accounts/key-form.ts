@@ -1,5 +1,5 @@
-import { type Actor, audit } from '../audit/record.js'
 import type { Sql } from '../storage/db.js'
+import { changeKeyColumns, type KeyColumnsOf } from './key-columns.js'
 import { LOOPBACK, originsRefusal } from './origins.js'
 import type { CaptchaProvider, KeyCaptcha } from './key-captcha.js'
 import { type Autoreply, autoreplyOf } from './key-autoreply.js'
@@ -30,41 +30,30 @@ export type FormSet =
   | { ok: true; accountId: string; before: KeyForm; after: KeyForm }
   | { ok: false; reason: 'not_found' | 'not_a_lead_key' }
 
-export interface SetKeyFormOptions {
-  prefix: string
+export interface SetKeyFormOptions extends KeyColumnsOf {
   // What to set; what is left out stays.
   change: Partial<KeyForm>
-  // Limits the change to that account's keys (the dashboard's).
-  accountId?: string
-  actor?: Actor
 }
+
+type FormRow = { scopes: Scope[]; origins: string[] | null; form: boolean; thank_you_url: string | null }
 
 const formValues = (f: KeyForm) => ({ form: f.open, thank_you_url: f.thankYou })
 
 // Opens or closes the key to forms and sets its thank-you URL, with one audit entry (none when nothing changes).
-// updated_at moves so that every server drops its cached copy within a poll.
-export function setKeyForm(sql: Sql, { prefix, change, accountId, actor }: SetKeyFormOptions): Promise<FormSet> {
-  return sql.begin(async (tx): Promise<FormSet> => {
-    const [row] = await tx<
-      { account_id: string; scopes: Scope[]; origins: string[] | null; form: boolean; thank_you_url: string | null }[]
-    >`
-      select account_id, scopes, origins, form, thank_you_url from api_keys
-      where prefix = ${prefix} ${accountId ? tx`and account_id = ${accountId}` : tx``} for update`
-    if (!row) return { ok: false, reason: 'not_found' }
+export function setKeyForm(sql: Sql, { change, ...key }: SetKeyFormOptions): Promise<FormSet> {
+  const columns = ['scopes', 'origins', 'form', 'thank_you_url'] as const
+  return changeKeyColumns<FormRow, FormSet>(sql, { ...key, columns, action: 'key.form_changed' }, (row) => {
     const before = { open: row.form, thankYou: row.thank_you_url }
     const after = {
       open: change.open ?? before.open,
       thankYou: change.thankYou === undefined ? before.thankYou : change.thankYou,
     }
     if (after.open && (originsRefusal(row.scopes) || !row.origins?.length))
-      return { ok: false, reason: 'not_a_lead_key' }
+      return { result: { ok: false, reason: 'not_a_lead_key' } }
     const result = { ok: true as const, accountId: row.account_id, before, after }
-    if (after.open === before.open && after.thankYou === before.thankYou) return result
-    await tx`update api_keys set form = ${after.open}, thank_you_url = ${after.thankYou},
-             updated_at = clock_timestamp() where prefix = ${prefix}`
-    const entry = { before: formValues(before), after: formValues(after) }
-    await audit(tx, actor, { accountId: row.account_id, action: 'key.form_changed', target: prefix, ...entry })
-    return result
+    if (after.open === before.open && after.thankYou === before.thankYou) return { result }
+    const set = { form: after.open, thank_you_url: after.thankYou }
+    return { result, change: { set, before: formValues(before), after: formValues(after) } }
   })
 }
 
