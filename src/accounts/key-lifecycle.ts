@@ -125,6 +125,8 @@ export interface KeyListing {
   models: string[] | null
   // Input plus output tokens in any 60 s (key-limits.ts); null: none.
   tokens_per_minute: number | null
+  // Its monthly budget in micro-dollars, as PostgreSQL's bigint text (key-budget.ts); null: none.
+  budget_micros: string | null
   // Open to HTML forms (key-form.ts), and where a form's browser goes after a stored lead.
   form: boolean
   thank_you_url: string | null
@@ -148,7 +150,9 @@ const inScope = (sql: Sql, { accountId, createdBy }: KeyScope) =>
 export const listKeys = (sql: Sql, scope?: KeyScope) => sql<KeyListing[]>`
   select k.prefix, k.name, k.account_id, a.plan, u.email, c.email as creator, k.created_at, k.last_used_at,
          k.expires_at, k.revoked_at, k.scopes, k.origins, k.rate_limit, k.monthly_completions, k.models,
-         k.tokens_per_minute, k.form, k.thank_you_url, k.captcha_provider, k.captcha_min_score, case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
+         k.tokens_per_minute, k.budget_micros::text as budget_micros, k.form, k.thank_you_url, k.captcha_provider,
+         k.captcha_min_score,
+         case when k.revoked_at is not null then 'revoked' when k.expires_at <= now() then 'expired'
               when k.rotated_at is not null then 'grace' else 'active' end as status
   from api_keys k join accounts a on a.id = k.account_id left join users u on u.id = k.user_id
   left join users c on c.id = k.created_by

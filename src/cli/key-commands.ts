@@ -71,11 +71,12 @@ export const keyCommands: Command[] = [
     name: 'keys list',
     help:
       'list keys: prefix, name, account, plan, user, created, last used, expires, revoked, scopes,\nrate limit, ' +
-      'monthly completions cap and models (`-`: none of its own; for models, every alias)',
+      'monthly completions cap, models, monthly budget in USD and tokens per minute\n(`-`: none of its own; for ' +
+      'models, every alias)',
     manual:
       'prefix, name, account, plan, user, created, last used, expires, revoked, scopes (by name, ' +
-      "comma-separated), the key's own rate limit, monthly completions cap and models (`-`: none; for " +
-      'models, every alias) — never a secret',
+      "comma-separated), the key's own rate limit, monthly completions cap, models, monthly budget in USD " +
+      '(`5.000000`) and tokens per minute (`-`: none; for models, every alias) — never a secret',
     run: ({ io, database }) =>
       database(async (sql) => {
         const iso = (d: Date | null) => (d ? d.toISOString() : '-')
@@ -85,6 +86,8 @@ export const keyCommands: Command[] = [
             'RATE_LIMIT',
             'MONTHLY_COMPLETIONS',
             'MODELS',
+            'BUDGET_USD',
+            'TOKENS_PER_MINUTE',
           ]),
           (await listKeys(sql)).map((r) => [
             r.prefix,
@@ -100,6 +103,8 @@ export const keyCommands: Command[] = [
             r.rate_limit ?? '-',
             r.monthly_completions ?? '-',
             r.models?.join(',') ?? '-',
+            r.budget_micros === null ? '-' : usd(r.budget_micros),
+            r.tokens_per_minute ?? '-',
           ])
         )
       }),

@@ -12,12 +12,15 @@ const dbEnv = await testDatabase(t)
 
 const cli = cliOn(dbEnv)
 const prefixOf = (key: string) => key.split('_')[1]
-async function limitsListed(prefix: string) {
+async function listed(prefix: string, columns: string[]) {
   const { out } = await cli(['keys', 'list'])
   const header = out[0].split('\t')
   const row = out.find((l) => l.startsWith(`${prefix}\t`))!.split('\t')
-  return [row[header.indexOf('RATE_LIMIT')], row[header.indexOf('MONTHLY_COMPLETIONS')]]
+  t.equal(row.length, header.length, 'a value under each heading')
+  return columns.map((c) => row[header.indexOf(c)])
 }
+const limitsListed = (prefix: string) => listed(prefix, ['RATE_LIMIT', 'MONTHLY_COMPLETIONS'])
+const spendListed = (prefix: string) => listed(prefix, ['BUDGET_USD', 'TOKENS_PER_MINUTE'])
 
 t.test('keys create sets them; keys list shows them; none by default', async (t) => {
   const k = await cli(['keys', 'create', '--plan', 'FREE', '--rate-limit', '60', '--monthly-completions', '30'])
@@ -25,6 +28,15 @@ t.test('keys create sets them; keys list shows them; none by default', async (t)
   t.same(await limitsListed(prefixOf(k.key)), ['60', '30'])
   const plain = await cli(['keys', 'create', '--email', 'plain@example.com'])
   t.same(await limitsListed(prefixOf(plain.key)), ['-', '-'])
+})
+
+t.test('keys list shows the budget in USD and the tokens per minute, - for none', async (t) => {
+  const prefix = prefixOf((await cli(['keys', 'create', '--plan', 'FREE'])).key)
+  t.same(await spendListed(prefix), ['-', '-'])
+  t.equal((await cli(['keys', 'limit', prefix, '--budget', '0.50', '--tokens-per-minute', '300'])).code, 0)
+  t.same(await spendListed(prefix), ['0.500000', '300'])
+  t.equal((await cli(['keys', 'limit', prefix, '--budget', 'none'])).code, 0)
+  t.same(await spendListed(prefix), ['-', '300'])
 })
 
 t.test('keys limit changes one, the other, or lifts them', async (t) => {
