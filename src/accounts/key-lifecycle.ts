@@ -9,6 +9,7 @@ import { generateKey } from './key-format.js'
 import { SCOPES, type Scope } from './scopes.js'
 import { originsRefusal } from './origins.js'
 import { ApiError } from '../http/errors.js'
+import { usd } from '../ops/usd.js'
 import { ensureUser, newAccount, type UserInput } from './user-save.js'
 
 export interface CreateKeyInput extends Partial<UserInput> {
@@ -22,6 +23,8 @@ export interface CreateKeyInput extends Partial<UserInput> {
   origins?: readonly string[]
   // Its own limits (key-limits.ts; default: none).
   limits?: Partial<KeyLimits>
+  // Its own monthly budget in micro-dollars (key-budget.ts; default: none).
+  budgetMicros?: number | null
 }
 
 export interface CreatedKey {
@@ -59,8 +62,17 @@ export async function createKey(sql: Sql, input: CreateKeyInput, actor?: Actor):
       rateLimit: input.limits?.rateLimit ?? null,
       monthlyCompletions: input.limits?.monthlyCompletions ?? null,
       models: input.limits?.models ?? null,
+      tokensPerMinute: input.limits?.tokensPerMinute ?? null,
     }
-    const meta = { name: input.keyName ?? null, createdBy: input.createdBy ?? userId, scopes, origins, limits }
+    const budgetMicros = input.budgetMicros ?? null
+    const meta = {
+      name: input.keyName ?? null,
+      createdBy: input.createdBy ?? userId,
+      scopes,
+      origins,
+      limits,
+      budgetMicros,
+    }
     const created = await insertKey(tx, accountId, userId, input.expiresAt ?? null, meta)
     const data = { prefix: created.prefix, name: meta.name, who: whoOf(actor) }
     await recordKeyEvent(tx, accountId, { type: 'key.created', data })
@@ -70,6 +82,7 @@ export async function createKey(sql: Sql, input: CreateKeyInput, actor?: Actor):
       scopes: meta.scopes,
       ...(origins && { origins }),
       ...limitValues(limits),
+      ...(budgetMicros !== null && { budget: usd(budgetMicros) }),
     }
     await audit(tx, actor, { accountId, action: 'key.created', target: created.prefix, after })
     return created
@@ -81,17 +94,25 @@ async function insertKey(
   accountId: string,
   userId: string | null,
   expiresAt: Date | null,
-  meta: { name: string | null; createdBy: string | null; scopes: Scope[]; origins: string[] | null; limits: KeyLimits }
+  meta: {
+    name: string | null
+    createdBy: string | null
+    scopes: Scope[]
+    origins: string[] | null
+    limits: KeyLimits
+    budgetMicros?: number | null
+  }
 ): Promise<CreatedKey> {
   const k = generateKey()
   const origins = meta.origins ? tx.array(meta.origins) : null
-  const { rateLimit, monthlyCompletions } = meta.limits
+  const { rateLimit, monthlyCompletions, tokensPerMinute = null } = meta.limits
   const models = meta.limits.models && tx.array(meta.limits.models)
   await tx`
     insert into api_keys (prefix, secret_sha256, account_id, user_id, expires_at, name, created_by, scopes, origins,
-      rate_limit, monthly_completions, models)
+      rate_limit, monthly_completions, models, tokens_per_minute, budget_micros)
     values (${k.prefix}, ${k.secretHash}, ${accountId}, ${userId}, ${expiresAt}, ${meta.name}, ${meta.createdBy},
-      ${tx.array(meta.scopes)}, ${origins}, ${rateLimit}, ${monthlyCompletions}, ${models})`
+      ${tx.array(meta.scopes)}, ${origins}, ${rateLimit}, ${monthlyCompletions}, ${models}, ${tokensPerMinute},
+      ${meta.budgetMicros ?? null})`
   const [{ plan }] = await tx<{ plan: string }[]>`select plan from accounts where id = ${accountId}`
   return {
     key: k.key,

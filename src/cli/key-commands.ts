@@ -21,7 +21,7 @@ export const keyCommands: Command[] = [
     name: 'keys create',
     args:
       '--email E [--name N] [--role R] [--plan P] [--expires-in D] [--key-name K] [--scopes S] [--origins O] ' +
-      '[--rate-limit N] [--monthly-completions N] [--models M]',
+      '[--rate-limit N] [--monthly-completions N] [--models M] [--budget USD] [--tokens-per-minute N]',
     help:
       "create (or reuse) the user E and its account, and print a new key for it;\n--plan also sets the account's " +
       'plan; the key is alone on the last line;\n--expires-in makes the key stop working after D; ' +
@@ -30,10 +30,13 @@ export const keyCommands: Command[] = [
       'from their script, if its only scope is leads:write;\n' +
       '--rate-limit and --monthly-completions give the key limits of its own (requests a minute,\ncompletions a ' +
       "month; the lower of its and the account's applies);\n--models limits the model aliases it may call to M " +
-      '(comma-separated, among primary, fast\nand STUDIO_MODEL_ALIASES; default: all)',
+      '(comma-separated, among primary, fast\nand STUDIO_MODEL_ALIASES; default: all);\n--budget gives it a ' +
+      'monthly budget in USD (5.00); --tokens-per-minute caps its input plus\noutput tokens in any 60 s',
     also: [
       {
-        args: '--plan P [--expires-in D] [--scopes S] [--rate-limit N] [--monthly-completions N] [--models M]',
+        args:
+          '--plan P [--expires-in D] [--scopes S] [--rate-limit N] [--monthly-completions N] [--models M] ' +
+          '[--budget USD] [--tokens-per-minute N]',
         help: 'create an account with plan P and a key with no user',
         manual: 'a new account on plan P with a key that has no user (`GET /me` answers `user: null`)',
       },
@@ -47,12 +50,16 @@ export const keyCommands: Command[] = [
       '(comma-separated `https://example.com,https://www.example.com:8443`; see "Lead keys for web ' +
       'pages"): only with `--scopes leads:write`, else one line and exit 2; `--rate-limit` and ' +
       '`--monthly-completions` give the key limits of its own, `--models` the model aliases it may call ' +
-      '(comma-separated; default `all`) (see "Per-key limits")',
+      '(comma-separated; default `all`), `--budget` its monthly budget in USD (`5.00`; see docs/spend.md), ' +
+      '`--tokens-per-minute` its input plus output tokens in any rolling 60 s (see "Per-key limits"); a bad ' +
+      'value is refused as by `keys limit` (exit 2, one line) and no key is made. All of them are set in ' +
+      "the key's creation, in one audit entry",
     run: ({ values, config, io, actor, database }) => {
       if (!values.email && (values.name !== undefined || values.role !== undefined))
         throw new UsageError('--name and --role need --email')
       if (!values.email && !values.plan) throw new UsageError('keys create needs --email or --plan')
       const limits = limitsArg({ values, config })
+      const budgetMicros = budgetArg(values.budget)
       const input = {
         email: values.email === undefined ? undefined : check(Email, values.email, '--email'),
         name: values.name,
@@ -63,6 +70,7 @@ export const keyCommands: Command[] = [
         scopes: values.scopes === undefined ? undefined : scopesArg(values.scopes),
         origins: values.origins === undefined ? undefined : originsArg(values.origins, values.scopes),
         limits,
+        budgetMicros,
       }
       return database(async (sql) => printKey(io, await createKey(sql, input, actor), input.email))
     },

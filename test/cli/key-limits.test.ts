@@ -39,6 +39,28 @@ t.test('keys list shows the budget in USD and the tokens per minute, - for none'
   t.same(await spendListed(prefix), ['-', '300'])
 })
 
+t.test('keys create sets a budget and tokens per minute, in the key row and its audit entry', async (t) => {
+  const db = await openDatabase(parseConfig(dbEnv))
+  t.teardown(() => db.close())
+  const args = ['--budget', '5.00', '--tokens-per-minute', '40000', '--rate-limit', '60']
+  const k = await cli(['keys', 'create', '--email', 'spender@example.com', ...args])
+  t.equal(k.code, 0, k.err.join('\n'))
+  const prefix = prefixOf(k.key)
+  t.same(await spendListed(prefix), ['5.000000', '40000'])
+  t.same(await limitsListed(prefix), ['60', '-'])
+  const [row] = await db.sql`
+    select budget_micros::text as budget, tokens_per_minute from api_keys where prefix = ${prefix}`
+  t.same(row, { budget: '5000000', tokens_per_minute: 40000 })
+  const [entry] = await db.sql`select after from audit_log where action = 'key.created' and target = ${prefix}`
+  t.match(entry.after, { rate_limit: 60, tokens_per_minute: 40000, budget: '5.000000' })
+  const plain = await cli(['keys', 'create', '--plan', 'FREE', '--budget', 'none', '--tokens-per-minute', 'none'])
+  t.equal(plain.code, 0, plain.err.join('\n'))
+  t.same(await spendListed(prefixOf(plain.key)), ['-', '-'], 'none: no budget, no tokens per minute')
+  const [plainEntry] = await db.sql`
+    select after from audit_log where action = 'key.created' and target = ${prefixOf(plain.key)}`
+  t.notOk('budget' in plainEntry.after || 'tokens_per_minute' in plainEntry.after, 'the entry has neither')
+})
+
 t.test('keys limit changes one, the other, or lifts them', async (t) => {
   const k = await cli(['keys', 'create', '--plan', 'FREE'])
   const prefix = prefixOf(k.key)
@@ -54,14 +76,17 @@ t.test('keys limit changes one, the other, or lifts them', async (t) => {
 })
 
 t.test('a rotated key keeps its limits', async (t) => {
-  const k = await cli(['keys', 'create', '--plan', 'FREE', '--monthly-completions', '7'])
+  const limits = ['--monthly-completions', '7', '--budget', '1.00', '--tokens-per-minute', '500']
+  const k = await cli(['keys', 'create', '--plan', 'FREE', ...limits])
   const rotated = await cli(['keys', 'rotate', prefixOf(k.key), '--grace', '0'])
   t.same(await limitsListed(prefixOf(rotated.key)), ['-', '7'])
+  t.same(await spendListed(prefixOf(rotated.key)), ['1.000000', '500'])
 })
 
 t.test('bad values and no flag: one line, exit 2, nothing changes', async (t) => {
   const k = await cli(['keys', 'create', '--plan', 'FREE', '--rate-limit', '5'])
   const prefix = prefixOf(k.key)
+  const keysBefore = (await cli(['keys', 'list'])).out.length
   for (const [args, message] of [
     [['keys', 'limit', prefix], /needs --rate-limit N\|none or --monthly-completions N\|none or --models M\|all/],
     [['keys', 'limit', prefix, '--rate-limit', '0'], /--rate-limit: expected a whole number of at least 1, or none/],
@@ -71,6 +96,13 @@ t.test('bad values and no flag: one line, exit 2, nothing changes', async (t) =>
     [['keys', 'limit', prefix, '--monthly-completions', '99999999999'], /--monthly-completions: expected/],
     [['keys', 'limit', prefix, '--rate-limit', '3', '--monthly-completions', 'x'], /--monthly-completions/],
     [['keys', 'create', '--plan', 'FREE', '--rate-limit', 'fast'], /--rate-limit: expected/],
+    [['keys', 'create', '--plan', 'FREE', '--budget', '5.0.0'], /^studio: --budget: "5.0.0" is not an amount in USD/],
+    [['keys', 'create', '--plan', 'FREE', '--budget=-1'], /--budget: "-1" is not an amount/],
+    [['keys', 'create', '--email', 'no@example.com', '--tokens-per-minute', '0'], /--tokens-per-minute: .* at least 1/],
+    [
+      ['keys', 'create', '--plan', 'FREE', '--budget', '5', '--tokens-per-minute', 'x'],
+      /--tokens-per-minute: expected/,
+    ],
   ] as const) {
     const r = await cli([...args])
     t.equal(r.code, 2, args.join(' '))
@@ -79,6 +111,7 @@ t.test('bad values and no flag: one line, exit 2, nothing changes', async (t) =>
     t.same(r.out, [])
   }
   t.same(await limitsListed(prefix), ['5', '-'], 'nothing changed')
+  t.equal((await cli(['keys', 'list'])).out.length, keysBefore, 'no key made')
   const gone = await cli(['keys', 'limit', 'AAAAAAAAAAAA', '--rate-limit', '3'])
   t.equal(gone.code, 1)
   t.match(gone.err[0], /no key with prefix/)

@@ -120,6 +120,19 @@ t.test('the account budget set on a cached key applies within a poll, and both b
   t.equal(await keyHeld(a, key), 0, 'a refused call holds nothing of the key budget')
 })
 
+t.test('a key made with --budget refuses, from its first calls, what does not fit it', async (t) => {
+  const { upstream, a } = await server(t)
+  const made = await cli(['keys', 'create', '--plan', 'ENTERPRISE', '--budget', usd(BOUND + COST - 1)])
+  t.equal(made.code, 0, made.err.join('\n'))
+  t.equal((await post(a.url, made.key)).status, 200, 'the first call fits')
+  const refused = await post(a.url, made.key)
+  t.equal(refused.status, 429)
+  const e = JSON.parse(refused.text).error
+  t.equal(e.code, 'budget_exceeded')
+  t.equal(e.details.which, 'key')
+  t.equal(upstream.seen.length, 1, 'the refused call never reached the upstream')
+})
+
 t.test('bad budgets are refused in one line, exit 2', async (t) => {
   const { a } = await server(t)
   const { key } = await enterpriseKey(a)
