@@ -208,19 +208,20 @@ export const keyCommands: Command[] = [
             'USD|none or --tokens-per-minute N|none'
         )
       return database(async (sql) => {
+        // Limits and a budget given together are set in one transaction, as the Limits page sets them.
         if (Object.keys(limits).length) {
-          const r = await setKeyLimits(sql, { prefix, change: limits, actor })
+          const r = await setKeyLimits(sql, { prefix, change: limits, budget, actor })
           if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
           const { rateLimit, monthlyCompletions, models, tokensPerMinute } = r.after
           const limited = `rate limit ${shown(rateLimit)}, monthly completions ${shown(monthlyCompletions)}`
           const tokens = tokensPerMinute == null ? '' : `, tokens per minute ${tokensPerMinute}`
           io.out(`key ${prefix}: ${limited}, models ${models?.join(',') ?? 'all'}${tokens}`)
-        }
-        if (budget !== undefined) {
+        } else if (budget !== undefined) {
           const r = await setKeyBudget(sql, { prefix, micros: budget, actor })
           if (!r.ok) throw new Error(`no key with prefix ${prefix}`)
-          io.out(`key ${prefix}: ${budget === null ? 'no budget' : `a monthly budget of ${usd(budget)} USD`}`)
         }
+        if (budget !== undefined)
+          io.out(`key ${prefix}: ${budget === null ? 'no budget' : `a monthly budget of ${usd(budget)} USD`}`)
       })
     },
   },

@@ -39,6 +39,21 @@ t.test('keys list shows the budget in USD and the tokens per minute, - for none'
   t.same(await spendListed(prefix), ['-', '300'])
 })
 
+t.test('keys limit sets limits and a budget given together in one transaction', async (t) => {
+  const db = await openDatabase(parseConfig(dbEnv))
+  t.teardown(() => db.close())
+  const prefix = prefixOf((await cli(['keys', 'create', '--plan', 'FREE'])).key)
+  const r = await cli(['keys', 'limit', prefix, '--rate-limit', '12', '--budget', '3.50'])
+  t.equal(r.code, 0, r.err.join('\n'))
+  t.match(r.out, [/rate limit 12/, /a monthly budget of 3\.500000 USD/])
+  const [key] = await db.sql`select xmin::text as commit from api_keys where prefix = ${prefix}`
+  const entries = await db.sql`
+    select action, xmin::text as commit from audit_log
+    where target = ${prefix} and action in ('key.limited', 'key.budget_changed') order by id`
+  const ofTheCall = ['key.limited', 'key.budget_changed'].map((action) => ({ action, commit: key.commit }))
+  t.same([...entries], ofTheCall, 'the key and both entries written by one commit')
+})
+
 t.test('keys create sets a budget and tokens per minute, in the key row and its audit entry', async (t) => {
   const db = await openDatabase(parseConfig(dbEnv))
   t.teardown(() => db.close())
