@@ -27,8 +27,8 @@ export interface Budgets {
 }
 
 // A call's upper bound: its micro-dollars at the dearest price of every model it may reach, or the model with no price.
-// `document`: the path of a part whose tokens its body does not bound (`unboundedPartOf`).
-type Bound = { micros: number } | { unpriced: string } | { unbounded: true } | { document: string }
+// `part`: a member whose tokens its body does not bound (`unboundedPartOf`).
+type Bound = { micros: number } | { unpriced: string } | { unbounded: true } | { part: UnboundedPart }
 
 // A call with no budget to count (none set on its account or key, as its cached principal says): no round trip.
 export const noHold = (accountId: string, month: Month): BudgetHold => ({
@@ -132,9 +132,9 @@ export function createBudgets(sql: Sql, process: string, mail = false): Budgets 
           message: 'max_tokens: required when the account or key has a budget',
         })
       }
-      if ('document' in bound) {
+      if ('part' in bound) {
         await this.giveBack(hold)
-        throw unboundedDocument(bound.document, 'this account or key has a budget')
+        throw unboundedRefusal(bound.part, 'this account or key has a budget')
       }
       if (!r.alive)
         throw new ApiError({ code: 'service_unavailable', message: 'The budget could not be counted; try again later' })
@@ -170,10 +170,10 @@ const budgetExceeded = (r: Reserved, month: Month, now: number) =>
 // The most a call can cost (docs/spend.md): its input tokens bounded by the UTF-8 bytes of its body as JSON (a token
 // is at least one byte of text; the JSON's quotes and keys cover each message's few tokens of framing), each at the
 // dearest of the input, cache-read and cache-write prices, plus its max_tokens at the output price; the dearest of
-// the models its fallback may reach. A call with no max_tokens, or with a document, cannot be bounded: 422.
+// the models its fallback may reach. A call with no max_tokens, a document or a server tool, cannot be bounded: 422.
 export function upperBound(prices: Prices, models: string[], call: CallBody): Bound {
-  const document = unboundedPartOf(call)
-  if (document) return { document }
+  const part = unboundedPartOf(call)
+  if (part) return { part }
   const { input, output } = tokensOf(call)
   let micros = 0
   for (const model of models) {
@@ -203,48 +203,84 @@ function imagesIn(value: unknown): number {
 // A document read from a file (a PDF by URL, by file id or as base64 data) is counted upstream by its pages, text and
 // images, which neither its URL nor its bytes bound (a page of a few hundred bytes can be thousands of tokens): an
 // Anthropic `document` but one whose source is its text or content blocks (bounded as any JSON), and an OpenAI file.
+// A `container_upload` is a file code execution reads upstream, as unbounded.
 const FILE_PARTS = new Set(['file', 'input_file'])
 const INLINE_DOCUMENT_SOURCES = new Set(['text', 'content'])
 
-function unboundedPart(part: unknown): boolean {
-  if (part === null || typeof part !== 'object') return false
-  const { type, source } = part as { type?: unknown; source?: { type?: unknown } }
-  if (type === 'document') return !INLINE_DOCUMENT_SOURCES.has(source?.type as string)
-  return FILE_PARTS.has(type as string)
+// What of a call its body does not bound, and why, for the refusal's message.
+const UNBOUNDED = {
+  document: {
+    what: "a document or file's tokens",
+    why: 'the upstream counts its pages',
+    instead: 'send its text as text, or ',
+  },
+  upload: { what: "a container upload's tokens", why: 'the upstream reads the file', instead: '' },
+  'server tool': { what: "a server tool's tokens", why: 'its results become input upstream', instead: '' },
+} as const
+interface UnboundedPart {
+  at: string
+  kind: keyof typeof UNBOUNDED
 }
 
-// The path of the first such part among the parts of `content`, or of a tool result's content in it.
-function unboundedPartIn(content: unknown, at: string): string | null {
+function unboundedKindOf(part: unknown): UnboundedPart['kind'] | null {
+  if (part === null || typeof part !== 'object') return null
+  const { type, source } = part as { type?: unknown; source?: { type?: unknown } }
+  if (type === 'document') return INLINE_DOCUMENT_SOURCES.has(source?.type as string) ? null : 'document'
+  if (type === 'container_upload') return 'upload'
+  return FILE_PARTS.has(type as string) ? 'document' : null
+}
+
+// The first such part among the parts of `content`, or of a tool result's content in it.
+function unboundedPartIn(content: unknown, at: string): UnboundedPart | null {
   if (!Array.isArray(content)) return null
   for (const [j, part] of content.entries()) {
-    if (unboundedPart(part)) return `${at}[${j}]`
+    const kind = unboundedKindOf(part)
+    if (kind) return { at: `${at}[${j}]`, kind }
     const inResult = unboundedPartIn((part as { content?: unknown } | null)?.content, `${at}[${j}].content`)
     if (inResult) return inResult
   }
   return null
 }
 
-// The path of the call's first message part whose tokens its body does not bound (null: none), in the body the bound
-// reckons (the caller's own: a document never crosses protocols, to-openai.ts and to-anthropic.ts refuse it).
-export function unboundedPartOf(call: CallBody): string | null {
-  const messages = (bodyOf(call) as { messages?: unknown }).messages
-  if (!Array.isArray(messages)) return null
-  for (const [i, message] of messages.entries()) {
-    const at = unboundedPartIn((message as { content?: unknown } | null)?.content, `messages[${i}].content`)
-    if (at) return at
+// A tool the upstream runs itself (Anthropic's `web_search_…`, `web_fetch_…`, `code_execution_…`: any `type` but
+// `custom`; OpenAI's client tools are `function` or `custom`), whose results the upstream adds to the input.
+const CLIENT_TOOLS = new Set(['custom', 'function'])
+
+function serverToolIn(body: { tools?: unknown; web_search_options?: unknown }): UnboundedPart | null {
+  if (body.web_search_options != null) return { at: 'web_search_options', kind: 'server tool' }
+  if (!Array.isArray(body.tools)) return null
+  const i = body.tools.findIndex((tool) => {
+    const type = (tool as { type?: unknown } | null)?.type
+    return type != null && !CLIENT_TOOLS.has(type as string)
+  })
+  return i < 0 ? null : { at: `tools[${i}]`, kind: 'server tool' }
+}
+
+// The call's first member whose tokens its body does not bound (null: none), in the body the bound reckons (the
+// caller's own: a document or server tool never crosses protocols, to-openai.ts and to-anthropic.ts refuse it).
+export function unboundedPartOf(call: CallBody): UnboundedPart | null {
+  const body = bodyOf(call) as { messages?: unknown; tools?: unknown; web_search_options?: unknown }
+  const tool = serverToolIn(body)
+  if (tool) return tool
+  if (!Array.isArray(body.messages)) return null
+  for (const [i, message] of body.messages.entries()) {
+    const part = unboundedPartIn((message as { content?: unknown } | null)?.content, `messages[${i}].content`)
+    if (part) return part
   }
   return null
 }
 
-// The refusal of such a part where a limit needs the call's bound (`limit` says which); with none it goes through.
-export const unboundedDocument = (at: string, limit: string) =>
-  new ApiError({
+// The refusal of such a member where a limit needs the call's bound (`limit` says which); with none it goes through.
+export const unboundedRefusal = ({ at, kind }: UnboundedPart, limit: string) => {
+  const { what, why, instead } = UNBOUNDED[kind]
+  return new ApiError({
     code: 'invalid_request',
     message:
-      `${at}: a document or file's tokens cannot be bounded before the upstream call (the upstream counts its ` +
-      `pages), and ${limit}; send its text as text, or call with no budget or tokens-per-minute limit`,
+      `${at}: ${what} cannot be bounded before the upstream call (${why}), and ${limit}; ${instead}call with no ` +
+      'budget or tokens-per-minute limit',
     details: { refused: [at] },
   })
+}
 
 const bodyOf = (call: CallBody): object => ('bodies' in call ? (Object.values(call.bodies)[0] ?? {}) : call)
 

@@ -3,7 +3,7 @@ import { rateLimited } from '../http/authenticate.js'
 import { ApiError } from '../http/errors.js'
 import type { TokenHold, TokenLimiter } from '../limits/tokens.js'
 import type { Metrics } from '../ops/service-metrics.js'
-import { tokenBound, unboundedDocument, unboundedPartOf } from './budget.js'
+import { tokenBound, unboundedPartOf, unboundedRefusal } from './budget.js'
 import type { CallBody, Usage } from './call.js'
 
 // A key's tokens-per-minute limit (sql/048, docs/spend.md): before the upstream is called, the call's upper bound of
@@ -19,8 +19,8 @@ export async function reserveTokens(
 ): Promise<TokenHold | null> {
   const limit = principal.tokensPerMinute
   if (limit == null || !limiter) return null
-  const document = unboundedPartOf(call)
-  if (document) throw unboundedDocument(document, 'this key has a tokens-per-minute limit')
+  const part = unboundedPartOf(call)
+  if (part) throw unboundedRefusal(part, 'this key has a tokens-per-minute limit')
   const tokens = tokenBound(call)
   if (tokens === null)
     throw new ApiError({

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { prefixOf } from '../../src/accounts/key-format.js'
@@ -10,7 +10,8 @@ import { sdkUpstreams, used } from '../support/sdk-upstreams.js'
 // A document read from a file (a PDF by URL, base64 data or file id; an OpenAI file part) is a few bytes of JSON but
 // can be hundreds of thousands of tokens upstream, which nothing here bounds before the call: with a budget or a
 // tokens-per-minute limit it is refused in the caller's protocol before any upstream call, holding nothing; with
-// neither it goes through as sent (docs/spend.md).
+// neither it goes through as sent (docs/spend.md). So is a server tool (Anthropic's `web_search_…` and the like, a
+// `container_upload` block, OpenAI's `web_search_options`), whose results become input tokens upstream.
 
 const dbEnv = await testDatabase(t)
 const cli = cliOn(dbEnv)
@@ -48,6 +49,25 @@ const documents: [string, Anthropic.MessageParam[]][] = [
   ],
 ]
 
+const weather = { name: 'get_weather', input_schema: { type: 'object' as const, properties: {} } }
+const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 } as const
+// In the beta SDK's types only.
+const webFetch = { type: 'web_fetch_20250910', name: 'web_fetch' } as unknown as Anthropic.ToolUnion
+const codeExecution = { type: 'code_execution_20250825', name: 'code_execution' } as unknown as Anthropic.ToolUnion
+const upload = {
+  type: 'container_upload',
+  file_id: 'file_011CNha8iCJcU1wXNR6q4V8w',
+} as unknown as Anthropic.TextBlockParam
+const hello: Anthropic.MessageParam[] = [{ role: 'user', content: 'Say hello' }]
+
+// Each server tool or upload, and the member a refusal names.
+const serverTools: [string, Anthropic.ToolUnion[], Anthropic.MessageParam[]][] = [
+  ['tools[1]', [weather, webSearch], hello],
+  ['tools[1]', [{ ...weather, type: 'custom' }, webFetch], hello],
+  ['tools[0]', [codeExecution], hello],
+  ['messages[0].content[1]', [weather], [{ role: 'user', content: [ask, upload] }]],
+]
+
 async function budgetedKey(s: TestServer) {
   const address = `document-${Math.random().toString(36).slice(2)}@example.com`
   const key = await s.key({ email: address })
@@ -58,6 +78,13 @@ async function budgetedKey(s: TestServer) {
 
 const spendOf = async (s: TestServer, key: string) =>
   ((await (await s.fetch('/api/v1/me', { key })).json()) as { spend: { spent: string; reserved: string } }).spend
+
+// What a refusal under the account's budget leaves: nothing sent upstream, held, spent, or counted against the quota.
+async function nothingSpent(t: Test, s: TestServer, key: string, upstream: { seen: unknown[] }) {
+  t.equal(upstream.seen.length, 0, 'the upstream saw none of them')
+  t.match(await spendOf(s, key), { budget: '5.000000', spent: '0.000000', reserved: '0.000000' })
+  t.equal(await used(s, key), 0, 'no quota unit spent')
+}
 
 t.test("with the account's budget, /messages refuses each document from a file before the upstream", async (t) => {
   const { s, anthropic } = await sdkUpstreams(t, dbEnv, 'anthropic')
@@ -76,9 +103,7 @@ t.test("with the account's budget, /messages refuses each document from a file b
         'tokens-per-minute limit'
     )
   }
-  t.equal(anthropic.seen.length, 0, 'the upstream saw none of them')
-  t.match(await spendOf(s, key), { budget: '5.000000', spent: '0.000000', reserved: '0.000000' })
-  t.equal(await used(s, key), 0, 'no quota unit spent')
+  await nothingSpent(t, s, key, anthropic)
   const text = await anthropicClient(s, key).messages.create({
     model: 'fast',
     max_tokens: 50,
@@ -148,4 +173,103 @@ t.test('with no budget or tokens-per-minute limit, documents and files go throug
   })
   t.equal(chat.object, 'chat.completion')
   t.same(openai.seen[0].body.messages[0].content, [ask, fileById])
+})
+
+t.test("with the account's budget, /messages refuses each server tool and upload before the upstream", async (t) => {
+  const { s, anthropic } = await sdkUpstreams(t, dbEnv, 'anthropic')
+  const key = await budgetedKey(s)
+  for (const [member, tools, messages] of serverTools) {
+    const e = await anthropicClient(s, key)
+      .messages.create({ model: 'fast', max_tokens: 50, tools, messages })
+      .catch((e) => e)
+    t.ok(e instanceof Anthropic.UnprocessableEntityError, member)
+    t.equal(e.error.error.code, 'invalid_request')
+    t.match(e.error.error.message, `${member}: a `)
+    t.match(e.error.error.message, 'tokens cannot be bounded before the upstream call')
+  }
+  t.equal(
+    (
+      await anthropicClient(s, key)
+        .messages.create({ model: 'fast', max_tokens: 50, tools: [webSearch], messages: hello })
+        .catch((e) => e)
+    ).error.error.message,
+    "tools[0]: a server tool's tokens cannot be bounded before the upstream call (its results become input " +
+      'upstream), and this account or key has a budget; call with no budget or tokens-per-minute limit'
+  )
+  await nothingSpent(t, s, key, anthropic)
+  const withTools = await anthropicClient(s, key).messages.create({
+    model: 'fast',
+    max_tokens: 50,
+    tools: [weather, { ...weather, name: 'get_time', type: 'custom' }],
+    messages: hello,
+  })
+  t.same(withTools.content, [{ type: 'text', text: 'Hello' }], 'client tools are bounded by their bytes')
+  t.equal(anthropic.seen[0].body.tools.length, 2)
+})
+
+t.test("with the key's budget, /chat/completions refuses web_search_options; a function tool goes", async (t) => {
+  const { s, openai } = await sdkUpstreams(t, dbEnv, 'openai')
+  const key = await s.key()
+  const r = await cli(['keys', 'limit', prefixOf(key), '--budget', '5.00'])
+  t.equal(r.code, 0, r.err.join('\n'))
+  const e = await openaiClient(s, key)
+    .chat.completions.create({
+      model: 'fast',
+      max_tokens: 50,
+      web_search_options: {},
+      messages: [{ role: 'user', content: 'What happened today?' }],
+    })
+    .catch((e) => e)
+  t.ok(e instanceof OpenAI.UnprocessableEntityError)
+  t.equal(e.code, 'invalid_request')
+  t.equal(e.param, 'web_search_options')
+  t.match(e.message, /^422 web_search_options: a server tool's tokens cannot be bounded before the upstream call/)
+  t.equal(openai.seen.length, 0, 'the upstream saw nothing')
+  t.match(await spendOf(s, key), { spent: '0.000000', reserved: '0.000000' })
+  t.equal(await used(s, key), 0)
+  const tool = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } } as const
+  const chat = await openaiClient(s, key).chat.completions.create({
+    model: 'fast',
+    max_tokens: 50,
+    tools: [tool],
+    messages: [{ role: 'user', content: 'Weather?' }],
+  })
+  t.equal(chat.object, 'chat.completion')
+  t.same(openai.seen[0].body.tools, [tool])
+})
+
+t.test('with a tokens-per-minute limit, a server tool is refused', async (t) => {
+  const { s, anthropic } = await sdkUpstreams(t, dbEnv, 'anthropic')
+  const key = await s.key()
+  const r = await cli(['keys', 'limit', prefixOf(key), '--tokens-per-minute', '2000'])
+  t.equal(r.code, 0, r.err.join('\n'))
+  const e = await anthropicClient(s, key)
+    .messages.create({ model: 'fast', max_tokens: 50, tools: [weather, webSearch], messages: hello })
+    .catch((e) => e)
+  t.ok(e instanceof Anthropic.UnprocessableEntityError)
+  t.match(e.error.error.message, /^tools\[1\]: a server tool's .* this key has a tokens-per-minute limit;/)
+  t.equal(anthropic.seen.length, 0)
+})
+
+t.test('with no budget or tokens-per-minute limit, server tools go through as sent', async (t) => {
+  const { s, anthropic } = await sdkUpstreams(t, dbEnv, 'anthropic')
+  const key = await s.key()
+  const message = await anthropicClient(s, key).messages.create({
+    model: 'fast',
+    max_tokens: 50,
+    tools: [weather, webSearch],
+    messages: [{ role: 'user', content: [ask, upload] }],
+  })
+  t.same(message.content, [{ type: 'text', text: 'Hello' }])
+  t.same(anthropic.seen[0].body.tools, [weather, webSearch])
+  t.same(anthropic.seen[0].body.messages[0].content, [ask, upload])
+  const { s: s2, openai } = await sdkUpstreams(t, dbEnv, 'openai')
+  const chat = await openaiClient(s2, await s2.key()).chat.completions.create({
+    model: 'fast',
+    max_tokens: 50,
+    web_search_options: { search_context_size: 'low' },
+    messages: [{ role: 'user', content: 'What happened today?' }],
+  })
+  t.equal(chat.object, 'chat.completion')
+  t.same(openai.seen[0].body.web_search_options, { search_context_size: 'low' })
 })
