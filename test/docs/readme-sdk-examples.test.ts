@@ -18,6 +18,11 @@ const readme = readFileSync(rootPath('README.md'), 'utf8')
 const section = /^## OpenAI and Anthropic SDKs\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1] ?? ''
 const examples = [...section.matchAll(/^```(ts|python)\n([\s\S]*?)^```$/gm)].map(([, lang, code]) => ({ lang, code }))
 
+// Started before the first subtest: the root test ends (and removes the embedded database's directory) once its
+// subtests are done.
+const s = await startTestServer(t, { STUDIO_UPSTREAM: 'echo' })
+const key = await s.key()
+
 t.test('the section has an example for each SDK in both languages', async (t) => {
   t.same(
     examples.map((e) => [e.lang, /from ['"]?(openai|@anthropic-ai\/sdk|anthropic)/.exec(e.code)?.[1]]),
@@ -31,8 +36,6 @@ t.test('the section has an example for each SDK in both languages', async (t) =>
   for (const e of examples) t.ok(e.code.trim().split('\n').length <= 5, `${e.lang}: five lines at most`)
 })
 
-const s = await startTestServer(t, { STUDIO_UPSTREAM: 'echo' })
-const key = await s.key()
 const port = `:${new URL(s.url).port}`
 // Under node_modules, so that the examples' imports find the repository's SDKs.
 mkdirSync(rootPath('node_modules/.cache'), { recursive: true })
